@@ -1,0 +1,1 @@
+//! The coordinator (being written).

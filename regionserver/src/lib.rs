@@ -1,0 +1,1 @@
+//! The regionserver (being written).

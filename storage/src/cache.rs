@@ -1,0 +1,1 @@
+//! The shared block cache (being written).

@@ -1,0 +1,29 @@
+//! Tabula's storage engine: the LSM every tablet runs on.
+//!
+//! A tablet's data is a sorted multi-version map `(row, family:qualifier, timestamp) ->
+//! bytes`. Writes go to the server's shared [`log`] and then to the tablet's
+//! [`memtable`]; full memtables are flushed into immutable [`sstable`] files (one per
+//! column family); [`compaction`] merges files to bound read amplification and drops
+//! dead data. The [`manifest`] records each tablet's live files crash-safely.
+//! [`tablet`] ties these together and implements HBase's read and write semantics;
+//! [`engine`] owns what tablets share (commit log, block cache, background work).
+#![deny(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod cache;
+pub mod error;
+pub mod filter;
+pub mod iter;
+pub mod key;
+pub mod log;
+pub mod schema;
+pub mod sstable;
+pub mod types;
+
+pub use error::{Error, Result};
+pub use filter::{CellVerdict, Filter, RowVerdict};
+pub use schema::{BloomType, Compression, FamilySchema, TableSchema};
+pub use types::{
+    Cell, ColumnSelector, Durability, Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,
+    MAX_ROW_KEY_LEN,
+};

@@ -1,0 +1,1 @@
+//! The commit log (being written).

@@ -1,0 +1,165 @@
+//! Table and column-family settings the engine enforces.
+//!
+//! Owns: per-family garbage-collection and storage settings (max versions, TTL,
+//! compression, bloom filter, block caching) and their validation.
+//! Must not: know how schemas are stored or distributed (the coordinator owns that).
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// Block compression of a family's SSTables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    #[default]
+    None,
+    /// zstd at the given level (1..=22).
+    Zstd(i32),
+}
+
+/// Which bloom filters a family's SSTables carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BloomType {
+    /// No bloom filter.
+    None,
+    /// Rows only.
+    #[default]
+    Row,
+    /// Rows and row+qualifier pairs.
+    RowCol,
+}
+
+/// The settings of one column family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilySchema {
+    pub name: Bytes,
+    /// Versions kept per column (at least 1).
+    pub max_versions: u32,
+    /// Seconds a cell lives after its timestamp; `None` = forever.
+    pub ttl_seconds: Option<u64>,
+    pub compression: Compression,
+    pub bloom: BloomType,
+    /// Whether data blocks of this family go through the block cache.
+    pub block_cache: bool,
+    /// HBase's in-memory hint: cached blocks of this family are preferred.
+    pub in_memory: bool,
+}
+
+impl FamilySchema {
+    /// A family with HBase's defaults (3 versions, no TTL, no compression).
+    pub fn new(name: impl Into<Bytes>) -> Self {
+        FamilySchema {
+            name: name.into(),
+            max_versions: 3,
+            ttl_seconds: None,
+            compression: Compression::None,
+            bloom: BloomType::Row,
+            block_cache: true,
+            in_memory: false,
+        }
+    }
+
+    /// Sets max versions.
+    pub fn max_versions(mut self, n: u32) -> Self {
+        self.max_versions = n;
+        self
+    }
+
+    /// Sets the TTL.
+    pub fn ttl(mut self, seconds: Option<u64>) -> Self {
+        self.ttl_seconds = seconds;
+        self
+    }
+
+    /// Sets compression.
+    pub fn compression(mut self, c: Compression) -> Self {
+        self.compression = c;
+        self
+    }
+
+    /// Checks the settings make sense.
+    pub fn validate(&self) -> Result<()> {
+        if self.name.is_empty() {
+            return Err(Error::InvalidArgument("column family name is empty".into()));
+        }
+        if self.name.contains(&b':') {
+            return Err(Error::InvalidArgument(format!(
+                "column family name '{}' must not contain ':'",
+                String::from_utf8_lossy(&self.name)
+            )));
+        }
+        if self.max_versions == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}': max versions must be at least 1",
+                String::from_utf8_lossy(&self.name)
+            )));
+        }
+        if let Compression::Zstd(level) = self.compression {
+            if !(1..=22).contains(&level) {
+                return Err(Error::InvalidArgument(format!(
+                    "zstd level {level} is outside 1..=22"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The oldest timestamp still alive at `now_ms` under the TTL (i64::MIN = all).
+    pub fn ttl_cutoff(&self, now_ms: i64) -> i64 {
+        match self.ttl_seconds {
+            None => i64::MIN,
+            Some(s) => {
+                let ms = i64::try_from(s.saturating_mul(1000)).unwrap_or(i64::MAX);
+                now_ms.saturating_sub(ms)
+            }
+        }
+    }
+}
+
+/// The families of a table, sorted by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableSchema {
+    /// Table name, used in error messages.
+    pub name: String,
+    families: Vec<FamilySchema>,
+}
+
+impl TableSchema {
+    /// A schema; families are sorted and must be unique and valid.
+    pub fn new(name: impl Into<String>, mut families: Vec<FamilySchema>) -> Result<Self> {
+        families.sort_by(|a, b| a.name.cmp(&b.name));
+        for f in &families {
+            f.validate()?;
+        }
+        if families.windows(2).any(|w| w[0].name == w[1].name) {
+            return Err(Error::InvalidArgument(
+                "column family declared twice".into(),
+            ));
+        }
+        Ok(TableSchema {
+            name: name.into(),
+            families,
+        })
+    }
+
+    /// The families, sorted by name.
+    pub fn families(&self) -> &[FamilySchema] {
+        &self.families
+    }
+
+    /// Looks a family up.
+    pub fn family(&self, name: &[u8]) -> Option<&FamilySchema> {
+        self.families
+            .binary_search_by(|f| f.name.as_ref().cmp(name))
+            .ok()
+            .and_then(|i| self.families.get(i))
+    }
+
+    /// Looks a family up or fails with UnknownFamily.
+    pub fn require_family(&self, name: &[u8]) -> Result<&FamilySchema> {
+        self.family(name).ok_or_else(|| Error::UnknownFamily {
+            table: self.name.clone(),
+            family: String::from_utf8_lossy(name).into_owned(),
+        })
+    }
+}

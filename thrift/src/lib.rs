@@ -1,0 +1,1 @@
+//! Generated Thrift code (being written).
