@@ -1,0 +1,1 @@
+//! The HBase filter language (being written).

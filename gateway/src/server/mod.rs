@@ -1,0 +1,1 @@
+//! The Thrift connection server (being written).
