@@ -266,6 +266,13 @@ pub fn family_prefix_len(key: &[u8]) -> Option<usize> {
     Some(r + f)
 }
 
+/// The escaped family of a key (row skipped), as it appears in the key.
+pub fn escaped_family(key: &[u8]) -> Option<&[u8]> {
+    let r = escaped_len(key)?;
+    let f = escaped_len(key.get(r..)?)?;
+    key.get(r..r + f)
+}
+
 /// The raw row of a key.
 pub fn row_of(key: &[u8]) -> Option<Vec<u8>> {
     unescape(key).map(|(r, _)| r)

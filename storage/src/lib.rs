@@ -11,18 +11,33 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod cache;
+pub mod coding;
+pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod filter;
 pub mod iter;
 pub mod key;
 pub mod log;
+pub mod manifest;
+pub mod memtable;
+pub mod merge;
+pub mod mvcc;
+pub mod read;
+pub mod recovery;
 pub mod schema;
 pub mod sstable;
+pub mod tablet;
 pub mod types;
 
+pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};
 pub use filter::{CellVerdict, Filter, RowVerdict};
+pub use read::ReadOptions;
 pub use schema::{BloomType, Compression, FamilySchema, TableSchema};
+pub use tablet::{
+    CompareOp, Condition, RowResult, ScanRequest, Tablet, TabletDescriptor, TabletScanner,
+};
 pub use types::{
     Cell, ColumnSelector, Durability, Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,
     MAX_ROW_KEY_LEN,

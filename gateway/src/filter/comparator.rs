@@ -1,0 +1,264 @@
+//! Compare operators and the four comparators of the filter language (`binary`,
+//! `binaryprefix`, `regexstring`, `substring`), and the pair of them that the compare
+//! filters apply to one part of a cell.
+//!
+//! Must not: know which part of a cell a filter compares (the filters decide that).
+
+use std::cmp::Ordering;
+
+use bytes::Bytes;
+use regex::Regex;
+
+use super::error::FilterError;
+use super::java_regex;
+
+/// A compare operator of the filter language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    Less,
+    LessOrEqual,
+    Equal,
+    NotEqual,
+    GreaterOrEqual,
+    Greater,
+}
+
+impl CompareOp {
+    /// Every operator, in the order HBase lists them.
+    pub const ALL: [CompareOp; 6] = [
+        CompareOp::Less,
+        CompareOp::LessOrEqual,
+        CompareOp::Equal,
+        CompareOp::NotEqual,
+        CompareOp::GreaterOrEqual,
+        CompareOp::Greater,
+    ];
+
+    /// The operator's spelling in a filter string.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CompareOp::Less => "<",
+            CompareOp::LessOrEqual => "<=",
+            CompareOp::Equal => "=",
+            CompareOp::NotEqual => "!=",
+            CompareOp::GreaterOrEqual => ">=",
+            CompareOp::Greater => ">",
+        }
+    }
+
+    /// The operator spelled `text`, if any.
+    pub fn from_symbol(text: &[u8]) -> Option<Self> {
+        CompareOp::ALL
+            .into_iter()
+            .find(|op| op.symbol().as_bytes() == text)
+    }
+
+    /// Whether `cell_part <op> operand` holds, given how the comparator's operand orders
+    /// against the cell part (`operand.cmp(cell_part)`, HBase's `compareTo` result).
+    pub fn holds(self, operand_vs_cell: Ordering) -> bool {
+        match self {
+            CompareOp::Less => operand_vs_cell == Ordering::Greater,
+            CompareOp::LessOrEqual => operand_vs_cell != Ordering::Less,
+            CompareOp::Equal => operand_vs_cell == Ordering::Equal,
+            CompareOp::NotEqual => operand_vs_cell != Ordering::Equal,
+            CompareOp::GreaterOrEqual => operand_vs_cell != Ordering::Greater,
+            CompareOp::Greater => operand_vs_cell == Ordering::Less,
+        }
+    }
+}
+
+/// A comparator: what a cell part is compared against, and how.
+#[derive(Debug, Clone)]
+pub enum Comparator {
+    /// Lexicographic comparison of unsigned bytes.
+    Binary(Bytes),
+    /// Like `Binary`, over the first `len(operand)` bytes of the cell part only.
+    BinaryPrefix(Bytes),
+    /// "Equal" when the pattern is found anywhere in the cell part (decoded as UTF-8).
+    RegexString { pattern: String, regex: Regex },
+    /// "Equal" when the cell part (decoded as UTF-8) contains the text, ignoring case.
+    /// Holds the text already lower-cased.
+    Substring(String),
+}
+
+impl Comparator {
+    /// Parses a comparator argument `type:value` (split at the first `:`).
+    pub fn parse(spec: &[u8]) -> Result<Self, FilterError> {
+        let colon = spec
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or_else(|| FilterError::MalformedComparator(lossy(spec)))?;
+        let (kind, rest) = spec.split_at(colon);
+        let value = rest.get(1..).unwrap_or_default();
+        match kind {
+            b"binary" => Ok(Comparator::Binary(Bytes::copy_from_slice(value))),
+            b"binaryprefix" => Ok(Comparator::BinaryPrefix(Bytes::copy_from_slice(value))),
+            b"regexstring" => {
+                let pattern = lossy(value);
+                let regex = java_regex::compile(&pattern)?;
+                Ok(Comparator::RegexString { pattern, regex })
+            }
+            b"substring" => Ok(Comparator::Substring(lossy(value).to_lowercase())),
+            _ => Err(FilterError::UnknownComparatorType(lossy(kind))),
+        }
+    }
+
+    /// The comparator's type name in a filter string.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Comparator::Binary(_) => "binary",
+            Comparator::BinaryPrefix(_) => "binaryprefix",
+            Comparator::RegexString { .. } => "regexstring",
+            Comparator::Substring(_) => "substring",
+        }
+    }
+
+    /// True for the comparators that only tell "match" from "no match".
+    pub fn is_match_only(&self) -> bool {
+        matches!(
+            self,
+            Comparator::RegexString { .. } | Comparator::Substring(_)
+        )
+    }
+
+    /// How the operand orders against `cell_part`. The match-only comparators answer
+    /// `Equal` for a match and `Greater` otherwise, as HBase's do (0 or 1).
+    pub fn compare_to(&self, cell_part: &[u8]) -> Ordering {
+        match self {
+            Comparator::Binary(operand) => operand.as_ref().cmp(cell_part),
+            Comparator::BinaryPrefix(operand) => {
+                let len = operand.len().min(cell_part.len());
+                operand
+                    .as_ref()
+                    .cmp(cell_part.get(..len).unwrap_or(cell_part))
+            }
+            Comparator::RegexString { regex, .. } => {
+                match_answer(regex.is_match(&String::from_utf8_lossy(cell_part)))
+            }
+            Comparator::Substring(needle) => match_answer(
+                String::from_utf8_lossy(cell_part)
+                    .to_lowercase()
+                    .contains(needle.as_str()),
+            ),
+        }
+    }
+}
+
+fn match_answer(found: bool) -> Ordering {
+    if found {
+        Ordering::Equal
+    } else {
+        Ordering::Greater
+    }
+}
+
+/// An operator with its comparator: the test a compare filter applies to a cell part.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub op: CompareOp,
+    pub comparator: Comparator,
+}
+
+impl Comparison {
+    /// Whether `cell_part <op> operand` holds.
+    pub fn passes(&self, cell_part: &[u8]) -> bool {
+        self.op.holds(self.comparator.compare_to(cell_part))
+    }
+}
+
+/// Bytes as text for messages and for the text-based comparators.
+pub(crate) fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(op: CompareOp, spec: &str) -> Comparison {
+        Comparison {
+            op,
+            comparator: Comparator::parse(spec.as_bytes()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn binary_operators_read_cell_op_operand() {
+        let below_m = comparison(CompareOp::Less, "binary:m");
+        assert!(below_m.passes(b"a"));
+        assert!(!below_m.passes(b"m"));
+        assert!(!below_m.passes(b"z"));
+        let at_most_m = comparison(CompareOp::LessOrEqual, "binary:m");
+        assert!(at_most_m.passes(b"m"));
+        assert!(!at_most_m.passes(b"ma"));
+        let above_m = comparison(CompareOp::Greater, "binary:m");
+        assert!(above_m.passes(b"ma"));
+        assert!(!above_m.passes(b"m"));
+        let at_least_m = comparison(CompareOp::GreaterOrEqual, "binary:m");
+        assert!(at_least_m.passes(b"m"));
+        assert!(!at_least_m.passes(b"l"));
+        assert!(comparison(CompareOp::NotEqual, "binary:m").passes(b"n"));
+        assert!(!comparison(CompareOp::NotEqual, "binary:m").passes(b"m"));
+    }
+
+    #[test]
+    fn binary_is_unsigned() {
+        let below = comparison(CompareOp::Less, "binary:\u{7f}");
+        assert!(!below.passes(&[0x80]));
+        assert!(below.passes(&[0x01]));
+    }
+
+    #[test]
+    fn binaryprefix_compares_only_the_prefix_length() {
+        let eq = comparison(CompareOp::Equal, "binaryprefix:ab");
+        assert!(eq.passes(b"abc"));
+        assert!(eq.passes(b"ab"));
+        assert!(!eq.passes(b"a"));
+        assert!(!eq.passes(b"acb"));
+        let less = comparison(CompareOp::Less, "binaryprefix:b");
+        assert!(less.passes(b"azzz"));
+        assert!(!less.passes(b"bzzz"));
+    }
+
+    #[test]
+    fn substring_ignores_case() {
+        let eq = comparison(CompareOp::Equal, "substring:HeLLo");
+        assert!(eq.passes(b"say hello there"));
+        assert!(eq.passes(b"HELLO"));
+        assert!(!eq.passes(b"help"));
+        assert!(comparison(CompareOp::NotEqual, "substring:x").passes(b"abc"));
+    }
+
+    #[test]
+    fn regexstring_finds_anywhere_with_dotall() {
+        let eq = comparison(CompareOp::Equal, "regexstring:b.d");
+        assert!(eq.passes(b"abcde"));
+        assert!(eq.passes(b"ab\nde"));
+        assert!(!eq.passes(b"bd"));
+        let anchored = comparison(CompareOp::Equal, "regexstring:^ab");
+        assert!(anchored.passes(b"abc"));
+        assert!(!anchored.passes(b"cab"));
+    }
+
+    #[test]
+    fn comparator_errors_name_the_problem() {
+        assert_eq!(
+            Comparator::parse(b"binary").unwrap_err().to_string(),
+            "Incorrect comparator 'binary': expected 'type:value'"
+        );
+        assert_eq!(
+            Comparator::parse(b"Binary:x").unwrap_err(),
+            FilterError::UnknownComparatorType("Binary".into())
+        );
+        let bad = Comparator::parse(b"regexstring:(a").unwrap_err();
+        assert!(matches!(bad, FilterError::InvalidRegex { ref pattern, .. } if pattern == "(a"));
+    }
+
+    #[test]
+    fn value_keeps_everything_after_the_first_colon() {
+        match Comparator::parse(b"binary:a:b").unwrap() {
+            Comparator::Binary(v) => assert_eq!(v.as_ref(), b"a:b"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Filters that decide on whole rows: PrefixFilter, InclusiveStopFilter, RowFilter,
+//! PageFilter and FirstKeyOnlyFilter.
+//!
+//! Must not: parse arguments (compile does) or combine filters (list, wrappers).
+
+use bytes::Bytes;
+use tabula_storage::types::Cell;
+use tabula_storage::{CellVerdict, Filter, RowVerdict};
+
+use super::comparator::Comparison;
+
+fn row_verdict(rejected: bool) -> RowVerdict {
+    if rejected {
+        RowVerdict::Skip
+    } else {
+        RowVerdict::Include
+    }
+}
+
+/// `PrefixFilter('p')`: rows whose key starts with `p`; once a key sorts past the
+/// prefix, all remaining rows are filtered.
+pub(crate) struct PrefixFilter {
+    prefix: Bytes,
+    /// The current row is rejected (also when its key was never looked at).
+    row_rejected: bool,
+    /// A key past the prefix was seen.
+    passed_prefix: bool,
+}
+
+impl PrefixFilter {
+    pub(crate) fn new(prefix: Bytes) -> Self {
+        PrefixFilter {
+            prefix,
+            row_rejected: true,
+            passed_prefix: false,
+        }
+    }
+}
+
+impl Filter for PrefixFilter {
+    fn reset(&mut self) {
+        self.row_rejected = true;
+    }
+
+    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
+        if self.passed_prefix {
+            return RowVerdict::Skip;
+        }
+        // A key shorter than the prefix is rejected without judging the prefix passed.
+        let Some(head) = row.get(..self.prefix.len()) else {
+            return RowVerdict::Skip;
+        };
+        let order = head.cmp(self.prefix.as_ref());
+        if order.is_gt() {
+            self.passed_prefix = true;
+        }
+        self.row_rejected = order.is_ne();
+        row_verdict(self.row_rejected)
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        if self.row_rejected {
+            CellVerdict::NextRow
+        } else {
+            CellVerdict::Include
+        }
+    }
+
+    fn filter_row(&mut self) -> bool {
+        self.row_rejected
+    }
+
+    fn filter_all_remaining(&self) -> bool {
+        self.passed_prefix
+    }
+}
+
+/// `InclusiveStopFilter('stop')`: rows up to and including `stop`, then the scan ends.
+pub(crate) struct InclusiveStopFilter {
+    stop: Bytes,
+    done: bool,
+}
+
+impl InclusiveStopFilter {
+    pub(crate) fn new(stop: Bytes) -> Self {
+        InclusiveStopFilter { stop, done: false }
+    }
+}
+
+impl Filter for InclusiveStopFilter {
+    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
+        if !self.done {
+            self.done = row > self.stop.as_ref();
+        }
+        row_verdict(self.done)
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        if self.done {
+            CellVerdict::NextRow
+        } else {
+            CellVerdict::Include
+        }
+    }
+
+    fn filter_all_remaining(&self) -> bool {
+        self.done
+    }
+}
+
+/// `RowFilter(op, 'comparator')`: rows whose key satisfies `key <op> operand`.
+pub(crate) struct RowFilter {
+    test: Comparison,
+    row_rejected: bool,
+}
+
+impl RowFilter {
+    pub(crate) fn new(test: Comparison) -> Self {
+        RowFilter {
+            test,
+            row_rejected: false,
+        }
+    }
+}
+
+impl Filter for RowFilter {
+    fn reset(&mut self) {
+        self.row_rejected = false;
+    }
+
+    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
+        if !self.test.passes(row) {
+            self.row_rejected = true;
+        }
+        row_verdict(self.row_rejected)
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        if self.row_rejected {
+            CellVerdict::NextRow
+        } else {
+            CellVerdict::Include
+        }
+    }
+
+    fn filter_row(&mut self) -> bool {
+        self.row_rejected
+    }
+}
+
+/// `PageFilter(n)`: at most `n` rows per scan of one tablet. A row counts when it
+/// reaches `filter_row` (it has cells left and no earlier filter of an AND dropped it);
+/// once `n` rows counted, all remaining rows are filtered.
+pub(crate) struct PageFilter {
+    page_size: i64,
+    rows_accepted: i64,
+}
+
+impl PageFilter {
+    pub(crate) fn new(page_size: i64) -> Self {
+        PageFilter {
+            page_size,
+            rows_accepted: 0,
+        }
+    }
+}
+
+impl Filter for PageFilter {
+    fn filter_row_key(&mut self, _row: &[u8]) -> RowVerdict {
+        row_verdict(self.filter_all_remaining())
+    }
+
+    fn filter_row(&mut self) -> bool {
+        self.rows_accepted = self.rows_accepted.saturating_add(1);
+        self.rows_accepted > self.page_size
+    }
+
+    fn filter_all_remaining(&self) -> bool {
+        self.rows_accepted >= self.page_size
+    }
+
+    fn needs_whole_row(&self) -> bool {
+        true
+    }
+}
+
+/// `FirstKeyOnlyFilter()`: only the first cell of each row.
+#[derive(Default)]
+pub(crate) struct FirstKeyOnlyFilter {
+    found: bool,
+}
+
+impl Filter for FirstKeyOnlyFilter {
+    fn reset(&mut self) {
+        self.found = false;
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        if self.found {
+            CellVerdict::NextRow
+        } else {
+            self.found = true;
+            CellVerdict::Include
+        }
+    }
+}

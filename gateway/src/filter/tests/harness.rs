@@ -1,0 +1,144 @@
+//! Drives a filter over in-memory rows in the storage read path's call order
+//! (see `tabula_storage::filter`), with every version visible.
+
+use bytes::Bytes;
+use tabula_storage::types::Cell;
+use tabula_storage::{CellVerdict, Filter, RowVerdict};
+
+use crate::filter::parse_filter;
+
+/// A row key and its cells, sorted as the engine delivers them.
+pub(crate) type Row = (Bytes, Vec<Cell>);
+
+pub(crate) fn cell(row: &str, family: &str, qualifier: &str, timestamp: i64, value: &str) -> Cell {
+    Cell {
+        row: Bytes::copy_from_slice(row.as_bytes()),
+        family: Bytes::copy_from_slice(family.as_bytes()),
+        qualifier: Bytes::copy_from_slice(qualifier.as_bytes()),
+        timestamp,
+        value: Bytes::copy_from_slice(value.as_bytes()),
+    }
+}
+
+/// Groups cells into rows, ordered by row, family, qualifier, then newest first.
+pub(crate) fn table(mut cells: Vec<Cell>) -> Vec<Row> {
+    cells.sort_by(|a, b| {
+        (&a.row, &a.family, &a.qualifier)
+            .cmp(&(&b.row, &b.family, &b.qualifier))
+            .then(b.timestamp.cmp(&a.timestamp))
+    });
+    let mut rows: Vec<Row> = Vec::new();
+    for cell in cells {
+        match rows.last_mut() {
+            Some((key, row_cells)) if *key == cell.row => row_cells.push(cell),
+            _ => rows.push((cell.row.clone(), vec![cell])),
+        }
+    }
+    rows
+}
+
+fn same_column(a: &Cell, b: &Cell) -> bool {
+    a.family == b.family && a.qualifier == b.qualifier
+}
+
+/// Runs `filter` over `rows` the way the engine does, returning the rows it emits.
+pub(crate) fn run_filter(filter: &mut dyn Filter, rows: &[Row]) -> Vec<Row> {
+    let mut emitted = Vec::new();
+    'rows: for (key, cells) in rows {
+        if filter.filter_all_remaining() {
+            break;
+        }
+        filter.reset();
+        match filter.filter_row_key(key) {
+            RowVerdict::Include => {}
+            RowVerdict::Skip => continue,
+            RowVerdict::EndScan => break,
+        }
+        let mut included = Vec::new();
+        let mut skipping_column: Option<&Cell> = None;
+        let mut end_after_row = false;
+        for cell in cells {
+            if let Some(skipped) = skipping_column {
+                if same_column(skipped, cell) {
+                    continue;
+                }
+                skipping_column = None;
+            }
+            match filter.filter_cell(cell) {
+                CellVerdict::Include => included.push(filter.transform_cell(cell.clone())),
+                CellVerdict::IncludeAndNextColumn => {
+                    included.push(filter.transform_cell(cell.clone()));
+                    skipping_column = Some(cell);
+                }
+                CellVerdict::Skip => {}
+                CellVerdict::NextColumn => skipping_column = Some(cell),
+                CellVerdict::NextRow => break,
+                CellVerdict::EndScan => {
+                    end_after_row = true;
+                    break;
+                }
+            }
+        }
+        filter.filter_row_cells(&mut included);
+        let dropped = filter.filter_row();
+        if !dropped && !included.is_empty() {
+            emitted.push((key.clone(), included));
+        }
+        if end_after_row {
+            break 'rows;
+        }
+    }
+    emitted
+}
+
+/// A cell as `row fam:qual@ts=value` (bytes shown lossily).
+pub(crate) fn render(cell: &Cell) -> String {
+    let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+    format!(
+        "{} {}:{}@{}={}",
+        text(&cell.row),
+        text(&cell.family),
+        text(&cell.qualifier),
+        cell.timestamp,
+        text(&cell.value)
+    )
+}
+
+/// Parses `filter` and runs it, rendering every emitted cell.
+pub(crate) fn scan(filter: &str, rows: &[Row]) -> Vec<String> {
+    let mut compiled = parse_filter(filter.as_bytes()).unwrap_or_else(|e| panic!("{filter}: {e}"));
+    run_filter(compiled.as_mut(), rows)
+        .iter()
+        .flat_map(|(_, cells)| cells.iter().map(render))
+        .collect()
+}
+
+/// Parses `filter` and runs it, listing the emitted row keys.
+pub(crate) fn scan_rows(filter: &str, rows: &[Row]) -> Vec<String> {
+    let mut compiled = parse_filter(filter.as_bytes()).unwrap_or_else(|e| panic!("{filter}: {e}"));
+    run_filter(compiled.as_mut(), rows)
+        .iter()
+        .map(|(key, _)| String::from_utf8_lossy(key).into_owned())
+        .collect()
+}
+
+/// Four rows over two families, with two versions of row1's cf:a.
+pub(crate) fn sample() -> Vec<Row> {
+    table(vec![
+        cell("row1", "cf", "a", 3, "apple"),
+        cell("row1", "cf", "a", 2, "apricot"),
+        cell("row1", "cf", "b", 3, "banana"),
+        cell("row1", "cf2", "a", 3, "avocado"),
+        cell("row2", "cf", "a", 5, "Cherry"),
+        cell("row2", "cf", "c", 5, "coconut"),
+        cell("row3", "cf", "b", 1, "blueberry"),
+        cell("rox4", "cf", "a", 1, "date"),
+    ])
+}
+
+/// Every cell of `rows`, rendered.
+pub(crate) fn everything(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .flat_map(|(_, cells)| cells.iter().map(render))
+        .collect()
+}

@@ -1,0 +1,10 @@
+//! Tests of the filter language through its public functions: a harness that drives a
+//! filter exactly in the engine's documented call order, then parser, per-filter,
+//! combination and property tests.
+
+mod combinations;
+mod harness;
+mod parsing;
+mod properties;
+mod row_and_column_filters;
+mod value_filters;

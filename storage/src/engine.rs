@@ -1,0 +1,601 @@
+//! The engine: what every tablet of one server shares.
+//!
+//! Owns: the server's single commit log, the block cache, the registry of open
+//! tablets, background flush and compaction workers, memory accounting across
+//! tablets, and recovery: at start-up the previous log is split into per-tablet
+//! "recovered edits" files that each tablet replays when it is opened (the same
+//! mechanism recovers a dead server's tablets from its log).
+//! Must not: decide which tablets to open (the regionserver does, on the
+//! coordinator's orders) or interpret table schemas beyond passing them on.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::log::{CommitLog, LogOptions};
+use crate::manifest::{self, ManifestState};
+use crate::recovery;
+use crate::tablet::{Tablet, TabletDescriptor, TabletFile};
+
+/// A source of "now" in milliseconds since the epoch (tests substitute their own).
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The wall clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    })
+}
+
+/// Settings of an engine.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Root of tablet directories (`<data_dir>/tablets/<id>/`).
+    pub data_dir: PathBuf,
+    /// This server's commit log directory (default `<data_dir>/log`).
+    pub log_dir: Option<PathBuf>,
+    /// Memory the engine may use: a quarter goes to the block cache, half to
+    /// memtables.
+    pub memory_budget: u64,
+    /// A tablet's memtable is frozen and flushed at this size.
+    pub memtable_size: usize,
+    /// Target uncompressed size of SSTable data blocks.
+    pub block_size: usize,
+    /// Files per family a read may have to consult before a merging compaction runs.
+    pub max_files_per_read: usize,
+    /// Largest value accepted.
+    pub max_value_size: usize,
+    /// Compaction write rate limit (0 = unlimited).
+    pub compaction_bytes_per_sec: u64,
+    /// Commit log segment size.
+    pub log_segment_size: u64,
+    /// Log segments kept before the tablets holding the oldest one are flushed.
+    pub max_log_segments: usize,
+    /// Interval of the asynchronous log flush (Durability::Async).
+    pub async_log_interval: Duration,
+    /// Run flushes and compactions on background threads (tests may turn it off
+    /// and call them directly).
+    pub background_work: bool,
+    /// The clock.
+    pub clock: Clock,
+}
+
+impl std::fmt::Debug for EngineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineOptions")
+            .field("data_dir", &self.data_dir)
+            .field("log_dir", &self.log_dir)
+            .field("memory_budget", &self.memory_budget)
+            .field("memtable_size", &self.memtable_size)
+            .field("block_size", &self.block_size)
+            .field("max_files_per_read", &self.max_files_per_read)
+            .field("max_value_size", &self.max_value_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EngineOptions {
+    /// Defaults rooted at `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        EngineOptions {
+            data_dir: data_dir.into(),
+            log_dir: None,
+            memory_budget: 1 << 30,
+            memtable_size: 64 << 20,
+            block_size: 64 << 10,
+            max_files_per_read: 8,
+            max_value_size: 10 << 20,
+            compaction_bytes_per_sec: 128 << 20,
+            log_segment_size: 64 << 20,
+            max_log_segments: 16,
+            async_log_interval: Duration::from_secs(1),
+            background_work: true,
+            clock: system_clock(),
+        }
+    }
+
+    fn log_dir(&self) -> PathBuf {
+        self.log_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("log"))
+    }
+
+    fn tablets_root(&self) -> PathBuf {
+        self.data_dir.join("tablets")
+    }
+}
+
+/// A queue of tablet ids for one background worker.
+#[derive(Default)]
+struct WorkQueue {
+    queue: Mutex<VecDeque<u64>>,
+    ready: Condvar,
+}
+
+impl WorkQueue {
+    fn push(&self, id: u64) {
+        let mut q = self.queue.lock();
+        if !q.contains(&id) {
+            q.push_back(id);
+        }
+        self.ready.notify_one();
+    }
+
+    fn pop(&self, timeout: Duration) -> Option<u64> {
+        let mut q = self.queue.lock();
+        if q.is_empty() {
+            self.ready.wait_for(&mut q, timeout);
+        }
+        q.pop_front()
+    }
+}
+
+/// State shared by the engine and its tablets.
+pub struct Shared {
+    pub(crate) opts: EngineOptions,
+    pub(crate) log: CommitLog,
+    pub(crate) cache: Arc<BlockCache>,
+    tablets_root: PathBuf,
+    file_ids: AtomicU64,
+    tablets: RwLock<HashMap<u64, Weak<Tablet>>>,
+    flushes: WorkQueue,
+    compactions: WorkQueue,
+    stopping: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn now_ms(&self) -> i64 {
+        (self.opts.clock)()
+    }
+
+    pub(crate) fn tablets_root(&self) -> &Path {
+        &self.tablets_root
+    }
+
+    pub(crate) fn next_file_id(&self) -> u64 {
+        self.file_ids.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn request_flush(&self, tablet: u64) {
+        if self.opts.background_work {
+            self.flushes.push(tablet);
+        }
+    }
+
+    pub(crate) fn maybe_request_compaction(&self, tablet: &Tablet) {
+        if !self.opts.background_work {
+            return;
+        }
+        let limit = self.opts.max_files_per_read.max(2);
+        let version = tablet.version();
+        let over = tablet
+            .schema()
+            .families()
+            .iter()
+            .any(|f| version.family_files(&f.name).count() > limit);
+        if over {
+            self.compactions.push(tablet.id());
+        }
+    }
+
+    fn tablet(&self, id: u64) -> Option<Arc<Tablet>> {
+        self.tablets.read().get(&id).and_then(Weak::upgrade)
+    }
+
+    fn open_tablets(&self) -> Vec<Arc<Tablet>> {
+        self.tablets
+            .read()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+}
+
+/// The storage engine of one server.
+pub struct Engine {
+    shared: Arc<Shared>,
+    tablets: Mutex<HashMap<u64, Arc<Tablet>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Engine {
+    /// Opens the engine: creates directories, splits the previous commit log into
+    /// per-tablet recovered edits, starts a fresh log and the background workers.
+    pub fn open(opts: EngineOptions) -> Result<Engine> {
+        let tablets_root = opts.tablets_root();
+        std::fs::create_dir_all(&tablets_root)
+            .map_err(|e| Error::io(format!("creating {}", tablets_root.display()), e))?;
+        let log_opts = LogOptions {
+            segment_size: opts.log_segment_size,
+            async_flush_interval: opts.async_log_interval,
+        };
+        let (log, old_segments) = CommitLog::open(&opts.log_dir(), log_opts)?;
+        recovery::split_segments(&old_segments, &tablets_root)?;
+        log.delete_replayed(&old_segments)?;
+        let cache = Arc::new(BlockCache::new(opts.memory_budget / 4));
+        let shared = Arc::new(Shared {
+            opts,
+            log,
+            cache,
+            tablets_root,
+            file_ids: AtomicU64::new(1),
+            tablets: RwLock::new(HashMap::new()),
+            flushes: WorkQueue::default(),
+            compactions: WorkQueue::default(),
+            stopping: AtomicBool::new(false),
+        });
+        let engine = Engine {
+            shared,
+            tablets: Mutex::new(HashMap::new()),
+            workers: Mutex::new(Vec::new()),
+        };
+        if engine.shared.opts.background_work {
+            engine.start_workers();
+        }
+        Ok(engine)
+    }
+
+    /// Splits another server's commit log (in `log_dir`) into recovered edits for
+    /// its tablets, then deletes it. Run before those tablets are opened elsewhere.
+    pub fn recover_log_of(&self, log_dir: &Path) -> Result<()> {
+        let segments = crate::log::list_segment_paths(log_dir)?;
+        recovery::split_segments(&segments, &self.shared.tablets_root)?;
+        for s in &segments {
+            std::fs::remove_file(s)
+                .map_err(|e| Error::io(format!("deleting {}", s.display()), e))?;
+        }
+        Ok(())
+    }
+
+    /// The settings the engine runs with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.shared.opts
+    }
+
+    /// The shared block cache.
+    pub fn block_cache(&self) -> &Arc<BlockCache> {
+        &self.shared.cache
+    }
+
+    /// Opens a tablet: its manifest (created if new), its files, and any recovered
+    /// edits, which are replayed and flushed before the tablet serves.
+    pub fn open_tablet(&self, desc: TabletDescriptor) -> Result<Arc<Tablet>> {
+        let mut open = self.tablets.lock();
+        if open.contains_key(&desc.id) {
+            return Err(Error::TabletAlreadyOpen { tablet: desc.id });
+        }
+        let dir = self.shared.tablets_root.join(desc.id.to_string());
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let state = match manifest::load(&dir)? {
+            Some(s) => {
+                if s.tablet_id != desc.id {
+                    return Err(Error::corruption(
+                        manifest::manifest_path(&dir),
+                        format!(
+                            "manifest names tablet {} instead of {}",
+                            s.tablet_id, desc.id
+                        ),
+                    ));
+                }
+                s
+            }
+            None => {
+                let s = ManifestState {
+                    tablet_id: desc.id,
+                    start_row: desc.start_row.clone(),
+                    end_row: desc.end_row.clone(),
+                    flushed_seq: 0,
+                    next_file_no: 1,
+                    files: Vec::new(),
+                };
+                manifest::store(&dir, &s)?;
+                manifest::sync_dir(&self.shared.tablets_root)?;
+                s
+            }
+        };
+        remove_orphan_files(&dir, &state, desc.id);
+        let edits = recovery::load_edits(&dir, state.flushed_seq)?;
+        let last_seq = edits.iter().map(|e| e.seq).fold(state.max_seq(), u64::max);
+        let files = self.open_files(&state, &desc)?;
+        let tablet = Arc::new(Tablet::new(
+            Arc::clone(&self.shared),
+            dir.clone(),
+            desc.schema,
+            state,
+            files,
+            last_seq,
+        ));
+        if !edits.is_empty() {
+            for e in &edits {
+                tablet.apply_replayed(&e.row, &e.entries, e.seq);
+            }
+            tablet.flush()?;
+            tracing::info!(
+                tablet = desc.id,
+                records = edits.len(),
+                "replayed recovered edits"
+            );
+        }
+        recovery::remove_edits(&dir)?;
+        self.shared
+            .tablets
+            .write()
+            .insert(desc.id, Arc::downgrade(&tablet));
+        open.insert(desc.id, Arc::clone(&tablet));
+        Ok(tablet)
+    }
+
+    fn open_files(
+        &self,
+        state: &ManifestState,
+        desc: &TabletDescriptor,
+    ) -> Result<Vec<Arc<TabletFile>>> {
+        let mut files = Vec::with_capacity(state.files.len());
+        for entry in &state.files {
+            let path = self.shared.tablets_root.join(&entry.path);
+            let use_cache = desc
+                .schema
+                .family(&entry.family)
+                .is_none_or(|f| f.block_cache);
+            let cache = use_cache.then(|| Arc::clone(&self.shared.cache));
+            let reader = crate::sstable::SstReader::open(&path, self.shared.next_file_id(), cache)?;
+            files.push(Arc::new(TabletFile {
+                entry: entry.clone(),
+                reader,
+            }));
+        }
+        Ok(files)
+    }
+
+    /// The open tablet `id`.
+    pub fn tablet(&self, id: u64) -> Result<Arc<Tablet>> {
+        self.tablets
+            .lock()
+            .get(&id)
+            .cloned()
+            .ok_or(Error::TabletNotOpen { tablet: id })
+    }
+
+    /// Every open tablet.
+    pub fn tablets(&self) -> Vec<Arc<Tablet>> {
+        self.tablets.lock().values().cloned().collect()
+    }
+
+    /// Flushes and closes a tablet; its log records are no longer needed.
+    pub fn close_tablet(&self, id: u64) -> Result<()> {
+        let tablet = self.tablet(id)?;
+        tablet.flush()?;
+        tablet.close_for_writes();
+        // Writes that raced with the close are in the memtable: flush them too.
+        tablet.flush()?;
+        self.forget(id);
+        Ok(())
+    }
+
+    /// Drops a tablet from the registry without flushing (after a split, or when
+    /// its table is deleted).
+    pub fn forget(&self, id: u64) {
+        if let Some(t) = self.tablets.lock().remove(&id) {
+            t.mark_closed();
+        }
+        self.shared.tablets.write().remove(&id);
+        if let Err(e) = self.shared.log.forget_tablet(id) {
+            tracing::warn!(tablet = id, error = %e, "could not release commit log segments");
+        }
+    }
+
+    /// Splits an open tablet, opens both children and closes the parent.
+    pub fn split_tablet(
+        &self,
+        id: u64,
+        at: &[u8],
+        left_id: u64,
+        right_id: u64,
+    ) -> Result<(Arc<Tablet>, Arc<Tablet>)> {
+        let parent = self.tablet(id)?;
+        let children = parent.split(at, left_id, right_id)?;
+        self.forget(id);
+        let schema = parent.schema().as_ref().clone();
+        let left = self.open_tablet(TabletDescriptor {
+            id: left_id,
+            schema: schema.clone(),
+            start_row: children.left.start_row.clone(),
+            end_row: children.left.end_row.clone(),
+        })?;
+        let right = self.open_tablet(TabletDescriptor {
+            id: right_id,
+            schema,
+            start_row: children.right.start_row.clone(),
+            end_row: children.right.end_row.clone(),
+        })?;
+        Ok((left, right))
+    }
+
+    /// Deletes a tablet's directory (its table was dropped). The caller makes sure no
+    /// split sibling still references files in it.
+    pub fn destroy_tablet_dir(&self, id: u64) -> Result<()> {
+        self.forget(id);
+        let dir = self.shared.tablets_root.join(id.to_string());
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(format!("deleting {}", dir.display()), e)),
+        }
+    }
+
+    /// Deletes files under tablet directories that no live manifest references, and
+    /// directories of tablets not in `live` once nothing references their files.
+    pub fn collect_garbage(&self, live: &HashSet<u64>) -> Result<usize> {
+        let root = &self.shared.tablets_root;
+        let mut referenced: HashSet<String> = HashSet::new();
+        for id in live {
+            if let Some(m) = manifest::load(&root.join(id.to_string()))? {
+                referenced.extend(m.files.into_iter().map(|f| f.path));
+            }
+        }
+        let mut removed = 0;
+        let entries = std::fs::read_dir(root)
+            .map_err(|e| Error::io(format!("listing {}", root.display()), e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(id) = name.parse::<u64>() else {
+                continue;
+            };
+            if live.contains(&id) {
+                continue;
+            }
+            let dir = entry.path();
+            let still_used = referenced.iter().any(|p| p.starts_with(&format!("{id}/")));
+            if !still_used && std::fs::remove_dir_all(&dir).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Flushes every tablet.
+    pub fn flush_all(&self) -> Result<()> {
+        for t in self.tablets() {
+            t.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Stops background work, flushes every tablet and closes the log.
+    pub fn shutdown(&self) -> Result<()> {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.shared.flushes.ready.notify_all();
+        self.shared.compactions.ready.notify_all();
+        for h in self.workers.lock().drain(..) {
+            let _ = h.join();
+        }
+        let result = self.flush_all();
+        self.shared.log.close()?;
+        result
+    }
+
+    fn start_workers(&self) {
+        let mut workers = self.workers.lock();
+        let s = Arc::clone(&self.shared);
+        workers.extend(
+            std::thread::Builder::new()
+                .name("tabula-flush".into())
+                .spawn(move || flush_worker(s))
+                .ok(),
+        );
+        let s = Arc::clone(&self.shared);
+        workers.extend(
+            std::thread::Builder::new()
+                .name("tabula-compact".into())
+                .spawn(move || compaction_worker(s))
+                .ok(),
+        );
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        self.shared.flushes.ready.notify_all();
+        self.shared.compactions.ready.notify_all();
+        for h in self.workers.lock().drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Deletes `.sst` files in a tablet's own directory that its manifest does not list
+/// (left behind by a crash during a flush or compaction).
+fn remove_orphan_files(dir: &Path, state: &ManifestState, id: u64) {
+    let listed: HashSet<&str> = state.files.iter().map(|f| f.path.as_str()).collect();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".sst") {
+            continue;
+        }
+        let rel = format!("{id}/{name}");
+        if !listed.contains(rel.as_str()) {
+            tracing::info!(file = %rel, "removing file no manifest references");
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn flush_worker(shared: Arc<Shared>) {
+    let memtable_budget = usize::try_from(shared.opts.memory_budget / 2).unwrap_or(usize::MAX);
+    while !shared.stopping.load(Ordering::Acquire) {
+        if let Some(id) = shared.flushes.pop(Duration::from_millis(200)) {
+            if let Some(t) = shared.tablet(id) {
+                loop {
+                    match t.flush_oldest() {
+                        Ok(true) => continue,
+                        Ok(false) => break,
+                        Err(e) => {
+                            tracing::error!(tablet = id, error = %e, "flush failed; retrying");
+                            std::thread::sleep(Duration::from_secs(1));
+                            shared.flushes.push(id);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // Memory across tablets: freeze the biggest memtable when over budget.
+        let tablets = shared.open_tablets();
+        let total: usize = tablets.iter().map(|t| t.version().memtable_bytes()).sum();
+        if total > memtable_budget {
+            if let Some(t) = tablets
+                .iter()
+                .max_by_key(|t| t.version().active.approximate_size())
+            {
+                t.freeze();
+            }
+        }
+        // Log length: flush the tablets pinning the oldest segment.
+        if shared.log.segment_count() > shared.opts.max_log_segments {
+            for id in shared.log.oldest_segment_blockers() {
+                if let Some(t) = shared.tablet(id) {
+                    t.freeze();
+                }
+            }
+        }
+    }
+}
+
+fn compaction_worker(shared: Arc<Shared>) {
+    while !shared.stopping.load(Ordering::Acquire) {
+        let Some(id) = shared.compactions.pop(Duration::from_millis(500)) else {
+            continue;
+        };
+        let Some(t) = shared.tablet(id) else { continue };
+        if t.is_closed() {
+            continue;
+        }
+        match t.compact_if_needed() {
+            Ok(r) if r.input_files > 0 => {
+                tracing::debug!(
+                    tablet = id,
+                    inputs = r.input_files,
+                    bytes = r.input_bytes,
+                    "merging compaction"
+                )
+            }
+            Ok(_) => {}
+            Err(e) => tracing::error!(tablet = id, error = %e, "compaction failed"),
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The memtable: a tablet's recent writes, sorted in memory.
+//!
+//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, and
+//! the [`KvIter`] cursor over it. A memtable is either active (accepting inserts) or
+//! frozen (waiting for its flush); the tablet decides which.
+//! Must not: interpret keys, assign sequence numbers or touch the disk.
+
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use crossbeam_skiplist::SkipMap;
+
+use crate::error::Result;
+use crate::iter::KvIter;
+
+/// Bytes of bookkeeping charged per entry on top of key and value.
+const ENTRY_OVERHEAD: usize = 64;
+
+/// Entries copied out of the skiplist per refill of an iterator.
+const ITER_BATCH: usize = 32;
+
+/// A sorted in-memory table of internal keys.
+#[derive(Debug, Default)]
+pub struct Memtable {
+    map: SkipMap<Vec<u8>, Bytes>,
+    size: AtomicUsize,
+    max_seq: AtomicU64,
+}
+
+impl Memtable {
+    /// An empty memtable.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Inserts an entry written with sequence number `seq`. An identical key replaces
+    /// the previous value (same coordinates, timestamp and sequence).
+    pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
+        let charge = key.len() + value.len() + ENTRY_OVERHEAD;
+        self.map.insert(key, value);
+        self.size.fetch_add(charge, Ordering::Relaxed);
+        self.max_seq.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Approximate memory held, in bytes.
+    pub fn approximate_size(&self) -> usize {
+        self.size.load(Ordering::Relaxed)
+    }
+
+    /// The highest sequence number inserted (0 when empty).
+    pub fn max_seq(&self) -> u64 {
+        self.max_seq.load(Ordering::Acquire)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The largest key, if any.
+    pub fn last_key(&self) -> Option<Vec<u8>> {
+        self.map.back().map(|e| e.key().clone())
+    }
+
+    /// Calls `f` for every entry in key order (used by flushes).
+    pub fn for_each(&self, mut f: impl FnMut(&[u8], &Bytes) -> Result<()>) -> Result<()> {
+        for e in self.map.iter() {
+            f(e.key(), e.value())?;
+        }
+        Ok(())
+    }
+
+    /// A cursor over the memtable; it sees inserts made after its creation.
+    pub fn iter(self: &Arc<Self>) -> MemtableIter {
+        MemtableIter {
+            table: Arc::clone(self),
+            batch: Vec::new(),
+            pos: 0,
+            exhausted: true,
+        }
+    }
+}
+
+/// A cursor over a memtable.
+///
+/// Entries are copied out of the skiplist a few dozen at a time, so stepping costs
+/// a copy rather than a skiplist search.
+pub struct MemtableIter {
+    table: Arc<Memtable>,
+    batch: Vec<(Vec<u8>, Bytes)>,
+    pos: usize,
+    /// True when `batch` ends at the end of the table (no refill possible).
+    exhausted: bool,
+}
+
+impl MemtableIter {
+    fn fill(&mut self, from: Bound<&[u8]>) {
+        self.batch.clear();
+        self.pos = 0;
+        let range = self
+            .table
+            .map
+            .range::<[u8], _>((from, Bound::<&[u8]>::Unbounded));
+        for e in range {
+            if self.batch.len() == ITER_BATCH {
+                self.exhausted = false;
+                return;
+            }
+            self.batch.push((e.key().clone(), e.value().clone()));
+        }
+        self.exhausted = true;
+    }
+}
+
+impl KvIter for MemtableIter {
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.fill(Bound::Included(target));
+        Ok(())
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.batch.clear();
+        self.pos = 0;
+        self.exhausted = true;
+        if let Some(e) = self.table.map.upper_bound::<[u8]>(Bound::Excluded(target)) {
+            self.batch.push((e.key().clone(), e.value().clone()));
+            // Later `next` calls continue forward from here.
+            self.exhausted = false;
+        }
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<()> {
+        self.pos += 1;
+        if self.pos >= self.batch.len() && !self.exhausted {
+            let last = self.batch.last().map(|(k, _)| k.clone());
+            match last {
+                Some(k) => self.fill(Bound::Excluded(&k)),
+                None => self.exhausted = true,
+            }
+        }
+        Ok(())
+    }
+
+    fn valid(&self) -> bool {
+        self.pos < self.batch.len()
+    }
+
+    fn key(&self) -> &[u8] {
+        self.batch
+            .get(self.pos)
+            .map(|(k, _)| k.as_slice())
+            .unwrap_or(&[])
+    }
+
+    fn value(&self) -> &[u8] {
+        self.batch
+            .get(self.pos)
+            .map(|(_, v)| v.as_ref())
+            .unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        #[test]
+        fn iterator_matches_btreemap(
+            keys in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 0..200),
+            seeks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..6), 1..10),
+        ) {
+            let mt = Arc::new(Memtable::new());
+            let mut model = BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                mt.insert(k.clone(), Bytes::from(i.to_string()), i as u64);
+                model.insert(k.clone(), i.to_string());
+            }
+            let mut it = mt.iter();
+            for s in &seeks {
+                it.seek(s).unwrap();
+                let expect: Vec<_> = model.range(s.clone()..).collect();
+                let mut got = Vec::new();
+                while it.valid() {
+                    got.push((it.key().to_vec(), String::from_utf8(it.value().to_vec()).unwrap()));
+                    it.next().unwrap();
+                }
+                let expect: Vec<_> = expect.into_iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                prop_assert_eq!(got, expect);
+
+                it.seek_for_prev(s).unwrap();
+                let prev = model.range(..s.clone()).next_back().map(|(k, _)| k.clone());
+                prop_assert_eq!(it.valid().then(|| it.key().to_vec()), prev);
+            }
+        }
+    }
+
+    #[test]
+    fn accounts_size_and_seq() {
+        let mt = Memtable::new();
+        assert!(mt.is_empty());
+        mt.insert(b"k".to_vec(), Bytes::from_static(b"v"), 7);
+        mt.insert(b"j".to_vec(), Bytes::from_static(b"vv"), 3);
+        assert_eq!(mt.len(), 2);
+        assert_eq!(mt.max_seq(), 7);
+        assert!(mt.approximate_size() >= 5 + 2 * ENTRY_OVERHEAD);
+        assert_eq!(mt.last_key(), Some(b"k".to_vec()));
+    }
+}

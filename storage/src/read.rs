@@ -1,0 +1,496 @@
+//! The read path: turning the merged entry stream of a tablet into the cells HBase
+//! semantics make visible.
+//!
+//! Owns: [`ReadOptions`] (what a get or scan asks for), the compiled per-family
+//! [`ReadPlan`], and [`read_row`], which resolves one row: sequence-number snapshots,
+//! duplicate versions, delete markers (family, family-version, column, version), TTL,
+//! time ranges, the filter hook and version limits.
+//! Must not: choose sources, open files or know about memtables; it only walks a
+//! [`KvIter`].
+//!
+//! Visibility of one put, in the order it is decided:
+//! 1. its sequence number is within the reader's snapshot;
+//! 2. it is the newest write at its (column, timestamp);
+//! 3. its timestamp is inside the family's time range;
+//! 4. it is not expired by the family TTL;
+//! 5. no visible marker covers it (DeleteFamily/DeleteColumn at ts >= its ts,
+//!    DeleteFamilyVersion/DeleteVersion at exactly its ts);
+//! 6. the filter includes it;
+//! 7. fewer than `min(read max versions, family max versions)` versions of its
+//!    column were included before it.
+//!
+//! Because a column's markers sort before its puts and puts sort newest first, steps
+//! 3-5 turn into a lower bound and an upper bound on the timestamp: the reader seeks
+//! straight to the newest admissible version ("as of T" costs a seek, not a walk).
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::filter::{CellVerdict, Filter};
+use crate::iter::KvIter;
+use crate::key::{self, KeyKind};
+use crate::schema::TableSchema;
+use crate::types::{Cell, ColumnSelector, TimeRange};
+
+/// Sequential steps tried before a skip falls back to a seek.
+const MAX_SEQUENTIAL_SKIPS: usize = 8;
+
+/// What a get or a scan asks for.
+#[derive(Default)]
+pub struct ReadOptions {
+    /// Columns and families, in request order; empty means every family.
+    pub columns: Vec<ColumnSelector>,
+    /// Time range for every family.
+    pub time_range: TimeRange,
+    /// Per-family time ranges overriding `time_range` (Thrift2 colFamTimeRangeMap).
+    pub family_time_ranges: Vec<(Bytes, TimeRange)>,
+    /// Versions per column (0 is treated as 1).
+    pub max_versions: u32,
+    /// The server-side filter, if any.
+    pub filter: Option<Box<dyn Filter>>,
+}
+
+impl std::fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("columns", &self.columns)
+            .field("time_range", &self.time_range)
+            .field("family_time_ranges", &self.family_time_ranges)
+            .field("max_versions", &self.max_versions)
+            .field("filter", &self.filter.is_some())
+            .finish()
+    }
+}
+
+impl ReadOptions {
+    /// The latest version of every column.
+    pub fn latest() -> Self {
+        ReadOptions {
+            max_versions: 1,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the columns.
+    pub fn columns(mut self, columns: Vec<ColumnSelector>) -> Self {
+        self.columns = columns;
+        self
+    }
+
+    /// Sets the time range.
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+
+    /// Sets max versions.
+    pub fn versions(mut self, n: u32) -> Self {
+        self.max_versions = n;
+        self
+    }
+
+    /// Sets the filter.
+    pub fn filter(mut self, filter: Box<dyn Filter>) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+}
+
+/// One family's part of a read.
+#[derive(Debug, Clone)]
+pub struct FamilyPlan {
+    pub family: Bytes,
+    /// Sorted, deduplicated qualifiers; `None` = every column.
+    pub qualifiers: Option<Vec<Bytes>>,
+    pub time_range: TimeRange,
+    /// Versions returned per column.
+    pub max_versions: u32,
+    /// Oldest live timestamp under the TTL (i64::MIN when none).
+    pub ttl_cutoff: i64,
+}
+
+/// A read compiled against a schema: which families, columns and limits.
+#[derive(Debug, Clone)]
+pub struct ReadPlan {
+    /// Families sorted by name.
+    pub families: Vec<FamilyPlan>,
+}
+
+impl ReadPlan {
+    /// Compiles `opts` against `schema` at time `now_ms`. Unknown families fail.
+    ///
+    /// Columns combine as HBase's Get/Scan builders do: naming a family selects all
+    /// of it; naming a column after its family (or alone) narrows it to the named
+    /// columns; naming the family after its columns widens it back to all.
+    pub fn compile(schema: &TableSchema, opts: &ReadOptions, now_ms: i64) -> Result<ReadPlan> {
+        let mut wanted: BTreeMap<Bytes, Option<Vec<Bytes>>> = BTreeMap::new();
+        for sel in &opts.columns {
+            schema.require_family(sel.family())?;
+            match sel {
+                ColumnSelector::Family(f) => {
+                    wanted.insert(f.clone(), None);
+                }
+                ColumnSelector::Column(f, q) => match wanted.get_mut(f) {
+                    Some(Some(set)) => set.push(q.clone()),
+                    _ => {
+                        wanted.insert(f.clone(), Some(vec![q.clone()]));
+                    }
+                },
+            }
+        }
+        if opts.columns.is_empty() {
+            for f in schema.families() {
+                wanted.insert(f.name.clone(), None);
+            }
+        }
+        let asked = opts.max_versions.max(1);
+        let mut families = Vec::with_capacity(wanted.len());
+        for (family, quals) in wanted {
+            let fs = schema.require_family(&family)?;
+            let qualifiers = quals.map(|mut q| {
+                q.sort();
+                q.dedup();
+                q
+            });
+            let time_range = opts
+                .family_time_ranges
+                .iter()
+                .find(|(f, _)| *f == family)
+                .map(|(_, r)| *r)
+                .unwrap_or(opts.time_range);
+            families.push(FamilyPlan {
+                max_versions: asked.min(fs.max_versions),
+                ttl_cutoff: fs.ttl_cutoff(now_ms),
+                family,
+                qualifiers,
+                time_range,
+            });
+        }
+        Ok(ReadPlan { families })
+    }
+
+    /// The family names the plan reads.
+    pub fn family_names(&self) -> impl Iterator<Item = &Bytes> {
+        self.families.iter().map(|f| &f.family)
+    }
+
+    /// True when the plan names specific columns in every family (a bloom filter on
+    /// row+column can then rule a file out).
+    pub fn single_column(&self) -> Option<(&Bytes, &Bytes)> {
+        match self.families.as_slice() {
+            [f] => match f.qualifiers.as_deref() {
+                Some([q]) => Some((&f.family, q)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The result of resolving one row.
+#[derive(Debug, Default)]
+pub struct RowOutcome {
+    /// Included cells: families and qualifiers ascending, versions newest first.
+    pub cells: Vec<Cell>,
+    /// The filter asked to end the scan after this row.
+    pub end_scan: bool,
+}
+
+/// Moves `iter` forward to the first entry >= `target`: a few steps first, a seek if
+/// the target is further away. Never moves backwards.
+pub fn skip_to(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
+    for _ in 0..MAX_SEQUENTIAL_SKIPS {
+        if !iter.valid() || iter.key() >= target {
+            return Ok(());
+        }
+        iter.next()?;
+    }
+    if iter.valid() && iter.key() < target {
+        iter.seek(target)?;
+    }
+    Ok(())
+}
+
+/// Positions `iter` at `target` unless it already stands in `[target, limit)`.
+fn ensure_at(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
+    if iter.valid() && iter.key() >= target {
+        // Already at or past the target: the caller checks the prefix.
+        return Ok(());
+    }
+    skip_to(iter, target)
+}
+
+/// Where a read of one row stands.
+struct RowCtx<'a> {
+    row: &'a Bytes,
+    snapshot: u64,
+    filter: Option<&'a mut (dyn Filter + 'static)>,
+    cells: Vec<Cell>,
+    /// When set, included entries are collected here as raw `(key, value)` pairs
+    /// instead of cells (major compaction keeps original keys).
+    raw: Option<Vec<(Vec<u8>, Vec<u8>)>>,
+    stop_row: bool,
+    end_scan: bool,
+}
+
+/// Resolves one row. `iter` may stand anywhere at or before the row's first entry
+/// (it is moved forward as needed and left somewhere at or after the row's end of
+/// the last family read). Entries with sequence numbers above `snapshot` are
+/// invisible.
+pub fn read_row(
+    iter: &mut dyn KvIter,
+    row: &Bytes,
+    plan: &ReadPlan,
+    snapshot: u64,
+    filter: Option<&mut (dyn Filter + 'static)>,
+) -> Result<RowOutcome> {
+    let mut ctx = RowCtx {
+        row,
+        snapshot,
+        filter,
+        cells: Vec::new(),
+        raw: None,
+        stop_row: false,
+        end_scan: false,
+    };
+    for fam in &plan.families {
+        if ctx.stop_row {
+            break;
+        }
+        read_family(iter, fam, &mut ctx)?;
+    }
+    Ok(RowOutcome {
+        cells: ctx.cells,
+        end_scan: ctx.end_scan,
+    })
+}
+
+/// Like [`read_row`] with an unlimited snapshot and no filter, but returns the
+/// surviving entries as raw `(key, value)` pairs, markers excluded (major compaction).
+pub fn read_row_raw(
+    iter: &mut dyn KvIter,
+    row: &Bytes,
+    plan: &ReadPlan,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut ctx = RowCtx {
+        row,
+        snapshot: u64::MAX,
+        filter: None,
+        cells: Vec::new(),
+        raw: Some(Vec::new()),
+        stop_row: false,
+        end_scan: false,
+    };
+    for fam in &plan.families {
+        read_family(iter, fam, &mut ctx)?;
+    }
+    Ok(ctx.raw.unwrap_or_default())
+}
+
+fn bad_key() -> Error {
+    Error::corruption("<merged sources>", "malformed internal key")
+}
+
+/// Markers that apply to a whole family within one row.
+#[derive(Default)]
+struct FamilyMarkers {
+    delete_up_to: Option<i64>,
+    delete_versions: Vec<i64>,
+}
+
+fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) -> Result<()> {
+    let family_prefix = key::family_start(ctx.row, &fam.family);
+    ensure_at(iter, &family_prefix)?;
+    let mut markers = FamilyMarkers::default();
+    // Family-scope markers come first: prefix + scope byte 0x00.
+    while iter.valid() {
+        let k = iter.key();
+        if !k.starts_with(&family_prefix) || k.get(family_prefix.len()) != Some(&0x00) {
+            break;
+        }
+        let t = key::tail(k).ok_or_else(bad_key)?;
+        if t.seq <= ctx.snapshot {
+            match t.kind {
+                KeyKind::DeleteFamily => {
+                    markers.delete_up_to = Some(
+                        markers
+                            .delete_up_to
+                            .map_or(t.timestamp, |d| d.max(t.timestamp)),
+                    )
+                }
+                KeyKind::DeleteFamilyVersion => markers.delete_versions.push(t.timestamp),
+                _ => return Err(bad_key()),
+            }
+        }
+        iter.next()?;
+    }
+    match &fam.qualifiers {
+        Some(quals) => {
+            for q in quals {
+                if ctx.stop_row {
+                    break;
+                }
+                let start = key::column_start(ctx.row, &fam.family, q);
+                ensure_at(iter, &start)?;
+                if iter.valid() && iter.key().starts_with(&start) {
+                    // The prefix test alone would also accept longer qualifiers whose
+                    // escaped form starts with this one's: compare the column part.
+                    if column_part(iter.key()) == Some(start.as_slice()) {
+                        read_column(iter, fam, q.clone(), &start, &markers, ctx)?;
+                    }
+                }
+            }
+        }
+        None => {
+            let columns_prefix = key::family_columns_start(ctx.row, &fam.family);
+            while !ctx.stop_row && iter.valid() && iter.key().starts_with(&columns_prefix) {
+                let k = iter.key();
+                let col = column_part(k).ok_or_else(bad_key)?.to_vec();
+                let parsed = key::decode(k).ok_or_else(bad_key)?;
+                read_column(
+                    iter,
+                    fam,
+                    Bytes::from(parsed.qualifier),
+                    &col,
+                    &markers,
+                    ctx,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of a column-scope key up to and including the escaped qualifier.
+fn column_part(k: &[u8]) -> Option<&[u8]> {
+    // Column keys end with class (1) + tail (17).
+    k.get(..k.len().checked_sub(18)?)
+}
+
+/// Reads one column; on return `iter` stands after the column's entries (or the
+/// row's end, when the filter ended the row).
+fn read_column(
+    iter: &mut dyn KvIter,
+    fam: &FamilyPlan,
+    qualifier: Bytes,
+    col: &[u8],
+    fmarkers: &FamilyMarkers,
+    ctx: &mut RowCtx<'_>,
+) -> Result<()> {
+    let mut delete_up_to = fmarkers.delete_up_to;
+    let mut delete_versions: Vec<i64> = Vec::new();
+    // Column markers: class byte 0x00.
+    while iter.valid() {
+        let k = iter.key();
+        if column_part(k) != Some(col) || k.get(col.len()) != Some(&0x00) {
+            break;
+        }
+        let t = key::tail(k).ok_or_else(bad_key)?;
+        if t.seq <= ctx.snapshot {
+            match t.kind {
+                KeyKind::DeleteColumn => {
+                    delete_up_to = Some(delete_up_to.map_or(t.timestamp, |d| d.max(t.timestamp)))
+                }
+                KeyKind::DeleteVersion => delete_versions.push(t.timestamp),
+                _ => return Err(bad_key()),
+            }
+        }
+        iter.next()?;
+    }
+    let mut col_end = col.to_vec();
+    col_end.push(0x02);
+
+    let newest = match fam.time_range.newest() {
+        Some(n) => n,
+        None => return skip_to(iter, &col_end),
+    };
+    let mut oldest = fam.time_range.min.max(fam.ttl_cutoff);
+    if let Some(d) = delete_up_to {
+        if d == i64::MAX {
+            return skip_to(iter, &col_end);
+        }
+        oldest = oldest.max(d + 1);
+    }
+    if oldest > newest {
+        return skip_to(iter, &col_end);
+    }
+
+    // Jump to the newest admissible version unless the cursor is already there.
+    let mut put_at = col.to_vec();
+    put_at.push(0x01);
+    put_at.extend_from_slice(&key::ts_desc(newest));
+    skip_to(iter, &put_at)?;
+
+    let mut included = 0u32;
+    let mut last_ts: Option<i64> = None;
+    while iter.valid() {
+        let k = iter.key();
+        if column_part(k) != Some(col) {
+            return Ok(());
+        }
+        let t = key::tail(k).ok_or_else(bad_key)?;
+        if t.kind != KeyKind::Put || t.seq > ctx.snapshot || last_ts == Some(t.timestamp) {
+            iter.next()?;
+            continue;
+        }
+        last_ts = Some(t.timestamp);
+        if t.timestamp < oldest {
+            break;
+        }
+        if t.timestamp > newest
+            || delete_versions.contains(&t.timestamp)
+            || fmarkers.delete_versions.contains(&t.timestamp)
+        {
+            iter.next()?;
+            continue;
+        }
+        if let Some(raw) = ctx.raw.as_mut() {
+            raw.push((iter.key().to_vec(), iter.value().to_vec()));
+            included += 1;
+            if included >= fam.max_versions {
+                break;
+            }
+            iter.next()?;
+            continue;
+        }
+        let cell = Cell {
+            row: ctx.row.clone(),
+            family: fam.family.clone(),
+            qualifier: qualifier.clone(),
+            timestamp: t.timestamp,
+            value: Bytes::copy_from_slice(iter.value()),
+        };
+        let verdict = match ctx.filter.as_deref_mut() {
+            None => CellVerdict::Include,
+            Some(f) => f.filter_cell(&cell),
+        };
+        match verdict {
+            CellVerdict::Include | CellVerdict::IncludeAndNextColumn => {
+                let cell = match ctx.filter.as_deref_mut() {
+                    Some(f) => f.transform_cell(cell),
+                    None => cell,
+                };
+                ctx.cells.push(cell);
+                included += 1;
+                if verdict == CellVerdict::IncludeAndNextColumn || included >= fam.max_versions {
+                    break;
+                }
+            }
+            CellVerdict::Skip => {}
+            CellVerdict::NextColumn => break,
+            CellVerdict::NextRow => {
+                ctx.stop_row = true;
+                return Ok(());
+            }
+            CellVerdict::EndScan => {
+                ctx.stop_row = true;
+                ctx.end_scan = true;
+                return Ok(());
+            }
+        }
+        iter.next()?;
+    }
+    skip_to(iter, &col_end)
+}

@@ -1,0 +1,284 @@
+//! Merging and major compactions of a tablet's SSTables.
+//!
+//! Owns: the compaction policy per family (merge the smallest files once a family has
+//! more than the configured number, so a read consults a bounded number of files),
+//! the merge itself (through the same [`MergingIter`] reads use), the garbage rules of
+//! major compactions, and I/O throttling.
+//! Must not: schedule itself (the engine's background worker calls it).
+//!
+//! A merging compaction keeps every entry: its output answers every read exactly as
+//! its inputs did. A major compaction rewrites all of a family's files (after a
+//! flush) and keeps only what a read of everything would return: no delete markers,
+//! no covered, expired or surplus versions.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::{Tablet, TabletFile};
+use crate::error::Result;
+use crate::iter::KvIter;
+use crate::key;
+use crate::manifest::FileEntry;
+use crate::merge::MergingIter;
+use crate::read::{FamilyPlan, ReadPlan};
+use crate::sstable::{BoundedIter, SstWriter};
+use crate::types::TimeRange;
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    pub families: usize,
+    pub input_files: usize,
+    pub output_files: usize,
+    pub input_bytes: u64,
+    pub output_bytes: u64,
+}
+
+impl Tablet {
+    /// Runs merging compactions on every family holding more files than allowed.
+    pub fn compact_if_needed(&self) -> Result<CompactionReport> {
+        let _c = self.compaction_lock.lock();
+        let mut report = CompactionReport::default();
+        let limit = self.shared.opts.max_files_per_read.max(2);
+        for family in self.schema().families() {
+            let version = self.version();
+            let mut files: Vec<Arc<TabletFile>> =
+                version.family_files(&family.name).cloned().collect();
+            if files.len() <= limit {
+                continue;
+            }
+            // Merge the smallest files: enough that the family ends one below the limit.
+            files.sort_by_key(|f| f.entry.size);
+            let take = files.len() - limit + 2;
+            let inputs: Vec<Arc<TabletFile>> = files.into_iter().take(take).collect();
+            self.compact_files(&family.name, &inputs, false, &mut report)?;
+        }
+        Ok(report)
+    }
+
+    /// Flushes, then rewrites every family into at most one file each, dropping
+    /// deleted, expired and surplus versions and every delete marker.
+    pub fn major_compact(&self) -> Result<CompactionReport> {
+        self.check_open()?;
+        self.flush()?;
+        let _c = self.compaction_lock.lock();
+        let mut report = CompactionReport::default();
+        let version = self.version();
+        // Files of families no longer in the schema are dropped.
+        let schema = self.schema();
+        let orphans: Vec<Arc<TabletFile>> = version
+            .files
+            .iter()
+            .filter(|f| schema.family(&f.entry.family).is_none())
+            .cloned()
+            .collect();
+        if !orphans.is_empty() {
+            self.replace_files(&orphans, None)?;
+        }
+        for family in schema.families() {
+            let inputs: Vec<Arc<TabletFile>> =
+                self.version().family_files(&family.name).cloned().collect();
+            if inputs.is_empty() {
+                continue;
+            }
+            self.compact_files(&family.name, &inputs, true, &mut report)?;
+        }
+        Ok(report)
+    }
+
+    fn compact_files(
+        &self,
+        family: &Bytes,
+        inputs: &[Arc<TabletFile>],
+        major: bool,
+        report: &mut CompactionReport,
+    ) -> Result<()> {
+        let children: Vec<Box<dyn KvIter>> = inputs
+            .iter()
+            .map(|f| {
+                // One pass over cold data: do not evict the blocks reads are using.
+                let it = f.reader.iter_without_cache_fill();
+                if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
+                    Box::new(it) as Box<dyn KvIter>
+                } else {
+                    Box::new(BoundedIter::new(
+                        it,
+                        &f.entry.bound_start,
+                        &f.entry.bound_end,
+                    ))
+                }
+            })
+            .collect();
+        let mut iter = MergingIter::new(children);
+        iter.seek_to_first()?;
+        let (rel, abs) = self.new_file_path();
+        let mut writer = SstWriter::create(&abs, self.sst_options(family))?;
+        let mut throttle = Throttle::new(self.shared.opts.compaction_bytes_per_sec);
+        let mut written = 0usize;
+        let outcome = if major {
+            self.write_major(&mut iter, family, &mut writer, &mut throttle, &mut written)
+        } else {
+            write_all(&mut iter, &mut writer, &mut throttle, &mut written)
+        };
+        if let Err(e) = outcome {
+            drop(writer);
+            let _ = std::fs::remove_file(&abs);
+            return Err(e);
+        }
+        let output = if written == 0 {
+            drop(writer);
+            let _ = std::fs::remove_file(&abs);
+            None
+        } else {
+            let meta = writer.finish()?;
+            Some(self.open_file(FileEntry {
+                family: family.clone(),
+                path: rel,
+                bound_start: Bytes::new(),
+                bound_end: Bytes::new(),
+                owned: true,
+                size: meta.file_size,
+                max_seq: meta.max_seq,
+            })?)
+        };
+        report.families += 1;
+        report.input_files += inputs.len();
+        report.input_bytes += inputs.iter().map(|f| f.entry.size).sum::<u64>();
+        if let Some(o) = &output {
+            report.output_files += 1;
+            report.output_bytes += o.entry.size;
+        }
+        self.replace_files(inputs, output)
+    }
+
+    /// Swaps `inputs` for `output` in the manifest and version, then deletes the
+    /// inputs this tablet owns.
+    fn replace_files(
+        &self,
+        inputs: &[Arc<TabletFile>],
+        output: Option<Arc<TabletFile>>,
+    ) -> Result<()> {
+        self.install(
+            |_, files| {
+                let mut next: Vec<Arc<TabletFile>> = Vec::with_capacity(files.len());
+                let mut placed = false;
+                for f in files {
+                    if inputs.iter().any(|i| Arc::ptr_eq(i, f)) {
+                        // The output takes the place of the newest input.
+                        if !placed {
+                            if let Some(o) = &output {
+                                next.push(Arc::clone(o));
+                            }
+                            placed = true;
+                        }
+                    } else {
+                        next.push(Arc::clone(f));
+                    }
+                }
+                Ok(next)
+            },
+            None,
+        )?;
+        for f in inputs {
+            if f.entry.owned {
+                let path = self.shared.tablets_root().join(&f.entry.path);
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!(path = %path.display(), error = %e, "could not delete compacted file");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what a full read of the family returns, keeping original keys.
+    fn write_major(
+        &self,
+        iter: &mut MergingIter,
+        family: &Bytes,
+        writer: &mut SstWriter,
+        throttle: &mut Throttle,
+        written: &mut usize,
+    ) -> Result<()> {
+        let schema = self.schema();
+        let fs = schema.require_family(family)?;
+        let plan = ReadPlan {
+            families: vec![FamilyPlan {
+                family: family.clone(),
+                qualifiers: None,
+                time_range: TimeRange::ALL,
+                max_versions: fs.max_versions,
+                ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
+            }],
+        };
+        while iter.valid() {
+            let row = Bytes::from(key::row_of(iter.key()).ok_or_else(|| {
+                crate::error::Error::corruption("<compaction input>", "malformed internal key")
+            })?);
+            let kept = crate::read::read_row_raw(iter, &row, &plan)?;
+            for (k, v) in kept {
+                writer.add(&k, &v)?;
+                *written += 1;
+                throttle.consume(k.len() + v.len());
+            }
+            crate::read::skip_to(iter, &key::row_end(&row))?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies every entry (merging compaction).
+fn write_all(
+    iter: &mut MergingIter,
+    writer: &mut SstWriter,
+    throttle: &mut Throttle,
+    written: &mut usize,
+) -> Result<()> {
+    let mut last: Vec<u8> = Vec::new();
+    while iter.valid() {
+        let k = iter.key();
+        if *written == 0 || k != last.as_slice() {
+            writer.add(k, iter.value())?;
+            throttle.consume(k.len() + iter.value().len());
+            last.clear();
+            last.extend_from_slice(k);
+            *written += 1;
+        }
+        iter.next()?;
+    }
+    Ok(())
+}
+
+/// Keeps a compaction's write rate under a limit by sleeping.
+struct Throttle {
+    bytes_per_sec: u64,
+    start: Instant,
+    bytes: u64,
+}
+
+impl Throttle {
+    fn new(bytes_per_sec: u64) -> Self {
+        Throttle {
+            bytes_per_sec,
+            start: Instant::now(),
+            bytes: 0,
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.bytes_per_sec == 0 {
+            return;
+        }
+        self.bytes += n as u64;
+        // Check once per MiB.
+        if self.bytes % (1 << 20) >= n as u64 {
+            return;
+        }
+        let due = Duration::from_secs_f64(self.bytes as f64 / self.bytes_per_sec as f64);
+        let elapsed = self.start.elapsed();
+        if due > elapsed {
+            std::thread::sleep(due - elapsed);
+        }
+    }
+}

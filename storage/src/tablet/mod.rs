@@ -1,0 +1,267 @@
+//! A tablet: one contiguous row range of a table, served from memtables and SSTables.
+//!
+//! Owns: the tablet's current [`Version`] (active and frozen memtables, live files),
+//! its sequence numbers and visibility point, its row locks, and its manifest. The
+//! submodules implement writes ([`write`]), read-modify-writes ([`rmw`]), reads
+//! ([`scan`]), flushes ([`flush`]), compactions ([`compact`]) and splits ([`split`]).
+//! Must not: manage the commit log's segments, the block cache or other tablets (the
+//! [`crate::engine`] owns what tablets share).
+
+pub mod compact;
+pub mod flush;
+pub mod rmw;
+pub mod scan;
+pub mod split;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::engine::Shared;
+use crate::error::{Error, Result};
+use crate::manifest::{FileEntry, ManifestState};
+use crate::memtable::Memtable;
+use crate::mvcc::Mvcc;
+use crate::schema::TableSchema;
+use crate::sstable::SstReader;
+
+pub use rmw::{CompareOp, Condition};
+pub use scan::{RowResult, ScanRequest, TabletScanner};
+pub use split::SplitChildren;
+
+/// Identifies a tablet to the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabletDescriptor {
+    /// Unique across the cluster; names the tablet's directory and log records.
+    pub id: u64,
+    pub schema: TableSchema,
+    /// First row (inclusive); empty = table start.
+    pub start_row: Bytes,
+    /// End row (exclusive); empty = table end.
+    pub end_row: Bytes,
+}
+
+/// A live SSTable of the tablet.
+pub struct TabletFile {
+    pub entry: FileEntry,
+    pub reader: Arc<SstReader>,
+}
+
+/// An immutable snapshot of what the tablet reads from.
+pub struct Version {
+    pub active: Arc<Memtable>,
+    /// Frozen memtables waiting for their flush, oldest first.
+    pub frozen: Vec<Arc<Memtable>>,
+    /// Live files, newest first within each family.
+    pub files: Vec<Arc<TabletFile>>,
+}
+
+impl Version {
+    /// The files of one family, newest first.
+    pub fn family_files<'a>(
+        &'a self,
+        family: &'a [u8],
+    ) -> impl Iterator<Item = &'a Arc<TabletFile>> {
+        self.files
+            .iter()
+            .filter(move |f| f.entry.family.as_ref() == family)
+    }
+
+    /// Bytes held by memtables.
+    pub fn memtable_bytes(&self) -> usize {
+        self.active.approximate_size()
+            + self
+                .frozen
+                .iter()
+                .map(|m| m.approximate_size())
+                .sum::<usize>()
+    }
+}
+
+/// Striped row locks: a fixed array of mutexes indexed by row hash. A call takes at
+/// most one, so stripes cannot deadlock.
+pub(crate) struct RowLocks {
+    stripes: Vec<Mutex<()>>,
+}
+
+impl RowLocks {
+    fn new(n: usize) -> Self {
+        RowLocks {
+            stripes: (0..n.max(1)).map(|_| Mutex::new(())).collect(),
+        }
+    }
+
+    pub(crate) fn lock(&self, row: &[u8]) -> parking_lot::MutexGuard<'_, ()> {
+        let h = xxhash_rust::xxh3::xxh3_64(row) as usize;
+        // In range: `stripes` has at least one element and `%` keeps the index below it.
+        self.stripes[h % self.stripes.len()].lock()
+    }
+}
+
+/// Statistics of a tablet, for metrics and split decisions.
+#[derive(Debug, Clone, Default)]
+pub struct TabletStats {
+    pub memtable_bytes: usize,
+    pub frozen_memtables: usize,
+    pub file_count: usize,
+    pub file_bytes: u64,
+    pub flushed_seq: u64,
+    pub last_seq: u64,
+}
+
+/// One tablet open on this server.
+pub struct Tablet {
+    id: u64,
+    dir: PathBuf,
+    shared: Arc<Shared>,
+    schema: RwLock<Arc<TableSchema>>,
+    start_row: Bytes,
+    end_row: Bytes,
+    version: RwLock<Arc<Version>>,
+    /// Serializes sequence assignment, log append and memtable insert.
+    write_lock: Mutex<()>,
+    mvcc: Mvcc,
+    row_locks: RowLocks,
+    manifest: Mutex<ManifestState>,
+    /// Held while a flush runs (flushes of one tablet are sequential).
+    flush_lock: Mutex<()>,
+    /// Held while a compaction or split runs.
+    compaction_lock: Mutex<()>,
+    /// Signalled when a flush removes a frozen memtable (ends write stalls).
+    flushed: Condvar,
+    flushed_mutex: Mutex<()>,
+    closed: AtomicBool,
+}
+
+impl Tablet {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        dir: PathBuf,
+        schema: TableSchema,
+        manifest: ManifestState,
+        files: Vec<Arc<TabletFile>>,
+        last_seq: u64,
+    ) -> Tablet {
+        Tablet {
+            id: manifest.tablet_id,
+            dir,
+            shared,
+            schema: RwLock::new(Arc::new(schema)),
+            start_row: manifest.start_row.clone(),
+            end_row: manifest.end_row.clone(),
+            version: RwLock::new(Arc::new(Version {
+                active: Arc::new(Memtable::new()),
+                frozen: Vec::new(),
+                files,
+            })),
+            write_lock: Mutex::new(()),
+            mvcc: Mvcc::new(last_seq),
+            row_locks: RowLocks::new(1024),
+            manifest: Mutex::new(manifest),
+            flush_lock: Mutex::new(()),
+            compaction_lock: Mutex::new(()),
+            flushed: Condvar::new(),
+            flushed_mutex: Mutex::new(()),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The tablet's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The tablet's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// First row served (inclusive; empty = table start).
+    pub fn start_row(&self) -> &Bytes {
+        &self.start_row
+    }
+
+    /// End of the rows served (exclusive; empty = table end).
+    pub fn end_row(&self) -> &Bytes {
+        &self.end_row
+    }
+
+    /// True when `row` is inside the tablet's range.
+    pub fn contains_row(&self, row: &[u8]) -> bool {
+        row >= self.start_row.as_ref() && (self.end_row.is_empty() || row < self.end_row.as_ref())
+    }
+
+    /// The current schema.
+    pub fn schema(&self) -> Arc<TableSchema> {
+        Arc::clone(&self.schema.read())
+    }
+
+    /// Replaces the schema (families added, removed or changed). Data of removed
+    /// families stays on disk until the next major compaction but is never read.
+    pub fn set_schema(&self, schema: TableSchema) {
+        *self.schema.write() = Arc::new(schema);
+    }
+
+    /// The current version (memtables and files).
+    pub fn version(&self) -> Arc<Version> {
+        Arc::clone(&self.version.read())
+    }
+
+    /// True once closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.is_closed() {
+            Err(Error::TabletClosed { tablet: self.id })
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn mark_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Stops writes: after this returns, no write is between its sequence number and
+    /// its memtable insert, and every later write fails with TabletClosed.
+    pub(crate) fn close_for_writes(&self) {
+        let _w = self.write_lock.lock();
+        self.mark_closed();
+    }
+
+    /// Counters for metrics and split decisions.
+    pub fn stats(&self) -> TabletStats {
+        let v = self.version();
+        TabletStats {
+            memtable_bytes: v.memtable_bytes(),
+            frozen_memtables: v.frozen.len(),
+            file_count: v.files.len(),
+            file_bytes: v.files.iter().map(|f| f.entry.size).sum(),
+            flushed_seq: self.manifest.lock().flushed_seq,
+            last_seq: self.mvcc.last_assigned(),
+        }
+    }
+
+    /// A row near the middle of the tablet's data, for splitting; `None` if the
+    /// tablet holds too little to split.
+    pub fn midpoint_row(&self) -> Option<Bytes> {
+        let v = self.version();
+        let biggest = v.files.iter().max_by_key(|f| f.entry.size)?;
+        let mid = biggest.reader.middle_key().ok()??;
+        let row = crate::key::row_of(&mid)?;
+        let row = Bytes::from(row);
+        (self.contains_row(&row) && row != self.start_row).then_some(row)
+    }
+
+    /// Wakes writers stalled on too many frozen memtables.
+    pub(crate) fn notify_flushed(&self) {
+        let _g = self.flushed_mutex.lock();
+        self.flushed.notify_all();
+    }
+}

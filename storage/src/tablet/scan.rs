@@ -1,0 +1,362 @@
+//! Reads of a tablet: gets and scanners.
+//!
+//! Owns: choosing the sources of a read (memtables, then the files of the families
+//! read, pruned by bloom filters for single-row reads, clamped to the tablet's rows),
+//! the forward and reverse row walks of [`TabletScanner`], the filter's row-level
+//! calls, and splitting wide rows into batches.
+//! Must not: resolve versions or deletes itself (see [`crate::read`]).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{Tablet, Version};
+use crate::error::Result;
+use crate::filter::{Filter, RowVerdict};
+use crate::iter::KvIter;
+use crate::key;
+use crate::merge::MergingIter;
+use crate::read::{read_row, ReadOptions, ReadPlan};
+use crate::sstable::BoundedIter;
+use crate::types::Cell;
+
+/// A scan of a tablet.
+#[derive(Debug, Default)]
+pub struct ScanRequest {
+    /// First row (inclusive; for reverse scans the highest row); empty = unbounded.
+    pub start_row: Bytes,
+    /// Row where the scan stops (exclusive); empty = unbounded.
+    pub stop_row: Bytes,
+    /// Rows in descending order.
+    pub reverse: bool,
+    pub read: ReadOptions,
+    /// Maximum cells per result; 0 = whole rows. Ignored when the filter needs whole
+    /// rows.
+    pub batch: usize,
+}
+
+/// A row (or part of one, when batching) returned by a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowResult {
+    pub row: Bytes,
+    pub cells: Vec<Cell>,
+    /// More cells of this row follow in the next result.
+    pub partial: bool,
+}
+
+impl Tablet {
+    /// The sources a read consults: memtables (newest first), then the files of the
+    /// plan's families. With `row` set, files whose bloom filters rule the row (or
+    /// the single column read) out are skipped.
+    pub(crate) fn sources(
+        &self,
+        version: &Version,
+        plan: &ReadPlan,
+        row: Option<&[u8]>,
+    ) -> Vec<Box<dyn KvIter>> {
+        let mut out: Vec<Box<dyn KvIter>> =
+            Vec::with_capacity(2 + version.frozen.len() + version.files.len());
+        out.push(Box::new(version.active.iter()));
+        for m in version.frozen.iter().rev() {
+            out.push(Box::new(m.iter()));
+        }
+        let single = plan.single_column();
+        for family in plan.family_names() {
+            for f in version.family_files(family) {
+                if let Some(r) = row {
+                    let keep = match single {
+                        Some((_, q)) => f.reader.may_contain_column(r, q),
+                        None => f.reader.may_contain_row(r),
+                    };
+                    if !keep {
+                        continue;
+                    }
+                }
+                let it = f.reader.iter();
+                if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
+                    out.push(Box::new(it));
+                } else {
+                    out.push(Box::new(BoundedIter::new(
+                        it,
+                        &f.entry.bound_start,
+                        &f.entry.bound_end,
+                    )));
+                }
+            }
+        }
+        out
+    }
+
+    /// Resolves one row at `snapshot` (no row-level filter calls).
+    pub(crate) fn read_row_with(
+        &self,
+        row: &Bytes,
+        plan: &ReadPlan,
+        snapshot: u64,
+        filter: Option<&mut (dyn Filter + 'static)>,
+    ) -> Result<Vec<Cell>> {
+        let version = self.version();
+        let mut iter = MergingIter::new(self.sources(&version, plan, Some(row)));
+        iter.seek(&key::row_start(row))?;
+        Ok(read_row(&mut iter, row, plan, snapshot, filter)?.cells)
+    }
+
+    /// Reads one row: HBase's Get. Returns the included cells (empty when the row
+    /// has none or the filter dropped it).
+    pub fn get(&self, row: &Bytes, mut opts: ReadOptions) -> Result<Vec<Cell>> {
+        self.check_open()?;
+        crate::types::check_row(row)?;
+        if !self.contains_row(row) {
+            return Err(crate::error::Error::RowOutOfRange { tablet: self.id });
+        }
+        let plan = ReadPlan::compile(&self.schema(), &opts, self.shared.now_ms())?;
+        let snapshot = self.mvcc.visible();
+        let mut filter = opts.filter.take();
+        if let Some(f) = filter.as_deref_mut() {
+            if f.filter_all_remaining() {
+                return Ok(Vec::new());
+            }
+            f.reset();
+            if f.filter_row_key(row) != RowVerdict::Include {
+                return Ok(Vec::new());
+            }
+        }
+        let mut cells = self.read_row_with(row, &plan, snapshot, filter.as_deref_mut())?;
+        if let Some(f) = filter.as_deref_mut() {
+            f.filter_row_cells(&mut cells);
+            if f.filter_row() {
+                cells.clear();
+            }
+        }
+        Ok(cells)
+    }
+
+    /// Opens a scanner over the tablet's rows in `[start_row, stop_row)` clamped to
+    /// the tablet's range. The scanner sees the data as of its creation.
+    pub fn scan(&self, mut req: ScanRequest) -> Result<TabletScanner> {
+        self.check_open()?;
+        let plan = ReadPlan::compile(&self.schema(), &req.read, self.shared.now_ms())?;
+        let version = self.version();
+        let iter = MergingIter::new(self.sources(&version, &plan, None));
+        let filter = req.read.filter.take();
+        let whole_rows = filter.as_ref().is_some_and(|f| f.needs_whole_row());
+        let next_target = if req.reverse {
+            // Reverse scans start just past their first row (or the tablet's end, or
+            // the largest key any source holds) and walk down.
+            if !req.start_row.is_empty()
+                && (self.end_row.is_empty() || req.start_row < self.end_row)
+            {
+                key::row_end(&req.start_row)
+            } else if !self.end_row.is_empty() {
+                key::row_start(&self.end_row)
+            } else {
+                let mut top = largest_key(&version);
+                top.push(0);
+                top
+            }
+        } else {
+            key::row_start(std::cmp::max(&req.start_row, &self.start_row))
+        };
+        // Forward scans stop at the nearer of the stop row and the tablet's end.
+        let stop = if req.reverse {
+            req.stop_row.clone()
+        } else if req.stop_row.is_empty()
+            || (!self.end_row.is_empty() && self.end_row < req.stop_row)
+        {
+            self.end_row.clone()
+        } else {
+            req.stop_row.clone()
+        };
+        Ok(TabletScanner {
+            _version: version,
+            iter,
+            plan,
+            snapshot: self.mvcc.visible(),
+            filter,
+            reverse: req.reverse,
+            stop,
+            tablet_start: self.start_row.clone(),
+            next_target,
+            batch: if whole_rows { 0 } else { req.batch },
+            pending: VecDeque::new(),
+            done: false,
+            end_after_row: false,
+            positioned: false,
+        })
+    }
+}
+
+fn largest_key(version: &Version) -> Vec<u8> {
+    let mut top: Vec<u8> = Vec::new();
+    let mems = std::iter::once(&version.active).chain(version.frozen.iter());
+    for m in mems {
+        if let Some(k) = m.last_key() {
+            top = top.max(k);
+        }
+    }
+    for f in &version.files {
+        let k = f.reader.meta().largest_key.clone();
+        top = top.max(k);
+    }
+    top
+}
+
+/// A scanner over one tablet. Holds the version it started with, so flushes and
+/// compactions never disturb it; sees writes visible at its creation.
+pub struct TabletScanner {
+    _version: Arc<Version>,
+    iter: MergingIter,
+    plan: ReadPlan,
+    snapshot: u64,
+    filter: Option<Box<dyn Filter>>,
+    reverse: bool,
+    /// Exclusive end of the scan: forward, rows must be below it; reverse, above it.
+    /// Empty = unbounded.
+    stop: Bytes,
+    /// The tablet's first row: reverse scans end below it.
+    tablet_start: Bytes,
+    /// Forward: seek target of the next row; reverse: upper bound (exclusive).
+    next_target: Vec<u8>,
+    batch: usize,
+    pending: VecDeque<RowResult>,
+    done: bool,
+    end_after_row: bool,
+    /// False until the first forward seek.
+    positioned: bool,
+}
+
+impl TabletScanner {
+    /// The next row (or batch of a row); `None` at the end.
+    pub fn next_row(&mut self) -> Result<Option<RowResult>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some((row, cells)) = self.next_full_row()? else {
+                self.done = true;
+                return Ok(None);
+            };
+            if self.batch == 0 || cells.len() <= self.batch {
+                return Ok(Some(RowResult {
+                    row,
+                    cells,
+                    partial: false,
+                }));
+            }
+            let mut chunks = cells.chunks(self.batch).peekable();
+            while let Some(c) = chunks.next() {
+                self.pending.push_back(RowResult {
+                    row: row.clone(),
+                    cells: c.to_vec(),
+                    partial: chunks.peek().is_some(),
+                });
+            }
+        }
+    }
+
+    /// Collects up to `n` results.
+    pub fn next_rows(&mut self, n: usize) -> Result<Vec<RowResult>> {
+        let mut out = Vec::with_capacity(n.min(1024));
+        while out.len() < n {
+            match self.next_row()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    fn next_full_row(&mut self) -> Result<Option<(Bytes, Vec<Cell>)>> {
+        loop {
+            if self.end_after_row {
+                return Ok(None);
+            }
+            if let Some(f) = self.filter.as_deref() {
+                if f.filter_all_remaining() {
+                    return Ok(None);
+                }
+            }
+            let Some(row) = self.position_next_row()? else {
+                return Ok(None);
+            };
+            // Prepare the position for the following row before reading this one.
+            self.next_target = if self.reverse {
+                key::row_start(&row)
+            } else {
+                key::row_end(&row)
+            };
+            if let Some(f) = self.filter.as_deref_mut() {
+                f.reset();
+                match f.filter_row_key(&row) {
+                    RowVerdict::Include => {}
+                    RowVerdict::Skip => continue,
+                    RowVerdict::EndScan => return Ok(None),
+                }
+            }
+            if self.reverse {
+                self.iter.seek(&key::row_start(&row))?;
+            }
+            let outcome = read_row(
+                &mut self.iter,
+                &row,
+                &self.plan,
+                self.snapshot,
+                self.filter.as_deref_mut(),
+            )?;
+            let mut cells = outcome.cells;
+            if outcome.end_scan {
+                self.end_after_row = true;
+            }
+            if let Some(f) = self.filter.as_deref_mut() {
+                f.filter_row_cells(&mut cells);
+                if f.filter_row() {
+                    continue;
+                }
+            }
+            if cells.is_empty() {
+                continue;
+            }
+            return Ok(Some((row, cells)));
+        }
+    }
+
+    /// Finds the next candidate row in scan order, or `None` past the range.
+    fn position_next_row(&mut self) -> Result<Option<Bytes>> {
+        if self.reverse {
+            self.iter.seek_for_prev(&self.next_target)?;
+            if !self.iter.valid() {
+                return Ok(None);
+            }
+            let row = key::row_of(self.iter.key()).ok_or_else(bad_key)?;
+            let below = (!self.stop.is_empty() && row.as_slice() <= self.stop.as_ref())
+                || row.as_slice() < self.tablet_start.as_ref();
+            if below {
+                return Ok(None);
+            }
+            Ok(Some(Bytes::from(row)))
+        } else {
+            if self.positioned {
+                crate::read::skip_to(&mut self.iter, &self.next_target)?;
+            } else {
+                self.iter.seek(&self.next_target)?;
+                self.positioned = true;
+            }
+            if !self.iter.valid() {
+                return Ok(None);
+            }
+            let row = key::row_of(self.iter.key()).ok_or_else(bad_key)?;
+            if !self.stop.is_empty() && row.as_slice() >= self.stop.as_ref() {
+                return Ok(None);
+            }
+            Ok(Some(Bytes::from(row)))
+        }
+    }
+}
+
+fn bad_key() -> crate::error::Error {
+    crate::error::Error::corruption("<merged sources>", "malformed internal key")
+}

@@ -1,0 +1,253 @@
+//! The write path of a tablet: validate, resolve timestamps, log, insert, publish.
+//!
+//! Owns: turning a [`RowMutation`] into [`Entry`]s with concrete timestamps, and the
+//! commit protocol: under the tablet's write lock a mutation takes one sequence
+//! number, is appended to the shared commit log and inserted into the active
+//! memtable; outside the lock it waits for the log sync (group commit) and then
+//! becomes visible. Also freezes the memtable when full and stalls writers while too
+//! many frozen memtables wait for their flush.
+//! Must not: read-modify-write logic (see `rmw`) or flushing itself (see `flush`).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::Tablet;
+use crate::entry::{encode_payload, Entry};
+use crate::error::{Error, Result};
+use crate::key::KeyKind;
+use crate::log::LogPosition;
+use crate::memtable::Memtable;
+use crate::types::{
+    check_row, check_timestamp, Durability, Mutation, RowMutation, LATEST_TIMESTAMP,
+};
+
+/// Frozen memtables allowed before writers stall.
+const MAX_FROZEN_MEMTABLES: usize = 2;
+/// Longest a writer waits for a flush before failing the write.
+const MAX_STALL: Duration = Duration::from_secs(60);
+
+/// A write that is in the memtable and the log buffer but not yet acknowledged.
+pub(crate) struct PendingWrite {
+    seq: u64,
+    log: Option<(LogPosition, Durability)>,
+}
+
+impl Tablet {
+    /// Applies a RowMutation atomically and durably (per `durability`).
+    pub fn mutate(&self, rm: &RowMutation, durability: Durability) -> Result<()> {
+        self.validate(rm)?;
+        if rm.mutations.is_empty() {
+            return Ok(());
+        }
+        let pending = {
+            let _row = self.row_locks.lock(&rm.row);
+            let now = self.shared.now_ms();
+            let entries = self.resolve(rm, now)?;
+            self.commit(&rm.row, &entries, durability)?
+        };
+        self.finish(pending)
+    }
+
+    /// Checks a mutation against the tablet's range and schema.
+    pub(crate) fn validate(&self, rm: &RowMutation) -> Result<()> {
+        self.check_open()?;
+        check_row(&rm.row)?;
+        if !self.contains_row(&rm.row) {
+            return Err(Error::RowOutOfRange { tablet: self.id });
+        }
+        let schema = self.schema();
+        let max_value = self.shared.opts.max_value_size;
+        for m in &rm.mutations {
+            if let Some(f) = m.family() {
+                schema.require_family(f)?;
+            }
+            check_timestamp(m.timestamp())?;
+            if let Mutation::Put { value, .. } = m {
+                if value.len() > max_value {
+                    return Err(Error::ValueTooLarge {
+                        len: value.len(),
+                        max: max_value,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves LATEST timestamps and expands row deletes. Call with the row locked.
+    pub(crate) fn resolve(&self, rm: &RowMutation, now: i64) -> Result<Vec<Entry>> {
+        let at = |ts: i64| if ts == LATEST_TIMESTAMP { now } else { ts };
+        let mut out = Vec::with_capacity(rm.mutations.len());
+        for m in &rm.mutations {
+            match m {
+                Mutation::Put {
+                    family,
+                    qualifier,
+                    timestamp,
+                    value,
+                } => out.push(Entry {
+                    kind: KeyKind::Put,
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: at(*timestamp),
+                    value: value.clone(),
+                }),
+                Mutation::DeleteVersion {
+                    family,
+                    qualifier,
+                    timestamp,
+                } => {
+                    let ts = if *timestamp == LATEST_TIMESTAMP {
+                        // HBase deletes the newest existing version; none = no-op.
+                        match self.latest_timestamp(&rm.row, family, qualifier)? {
+                            Some(ts) => ts,
+                            None => continue,
+                        }
+                    } else {
+                        *timestamp
+                    };
+                    out.push(Entry {
+                        kind: KeyKind::DeleteVersion,
+                        family: family.clone(),
+                        qualifier: qualifier.clone(),
+                        timestamp: ts,
+                        value: Bytes::new(),
+                    });
+                }
+                Mutation::DeleteColumn {
+                    family,
+                    qualifier,
+                    timestamp,
+                } => out.push(Entry {
+                    kind: KeyKind::DeleteColumn,
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: at(*timestamp),
+                    value: Bytes::new(),
+                }),
+                Mutation::DeleteFamily { family, timestamp } => out.push(Entry {
+                    kind: KeyKind::DeleteFamily,
+                    family: family.clone(),
+                    qualifier: Bytes::new(),
+                    timestamp: at(*timestamp),
+                    value: Bytes::new(),
+                }),
+                Mutation::DeleteFamilyVersion { family, timestamp } => out.push(Entry {
+                    kind: KeyKind::DeleteFamilyVersion,
+                    family: family.clone(),
+                    qualifier: Bytes::new(),
+                    timestamp: at(*timestamp),
+                    value: Bytes::new(),
+                }),
+                Mutation::DeleteRow { timestamp } => {
+                    for f in self.schema().families() {
+                        out.push(Entry {
+                            kind: KeyKind::DeleteFamily,
+                            family: f.name.clone(),
+                            qualifier: Bytes::new(),
+                            timestamp: at(*timestamp),
+                            value: Bytes::new(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Logs and inserts resolved entries under one new sequence number. Call with
+    /// the row locked; call [`Tablet::finish`] after releasing it.
+    pub(crate) fn commit(
+        &self,
+        row: &[u8],
+        entries: &[Entry],
+        durability: Durability,
+    ) -> Result<PendingWrite> {
+        self.wait_for_flush_room()?;
+        let _w = self.write_lock.lock();
+        self.check_open()?;
+        let seq = self.mvcc.begin();
+        let log = if durability == Durability::Skip || entries.is_empty() {
+            None
+        } else {
+            let payload = encode_payload(row, entries);
+            match self.shared.log.append(self.id, seq, &payload) {
+                Ok(pos) => Some((pos, durability)),
+                Err(e) => {
+                    self.mvcc.complete(seq);
+                    return Err(e);
+                }
+            }
+        };
+        let version = self.version();
+        for e in entries {
+            version.active.insert(e.key(row, seq), e.value.clone(), seq);
+        }
+        if version.active.approximate_size() >= self.shared.opts.memtable_size {
+            self.freeze_locked();
+        }
+        Ok(PendingWrite { seq, log })
+    }
+
+    /// Waits for the log (group commit) and publishes the write.
+    pub(crate) fn finish(&self, pending: PendingWrite) -> Result<()> {
+        let synced = match pending.log {
+            Some((pos, durability)) => self.shared.log.sync(pos, durability),
+            None => Ok(()),
+        };
+        self.mvcc.complete(pending.seq);
+        synced
+    }
+
+    /// Applies already-resolved entries replayed from a log (tablet open).
+    pub(crate) fn apply_replayed(&self, row: &[u8], entries: &[Entry], seq: u64) {
+        let version = self.version();
+        for e in entries {
+            version.active.insert(e.key(row, seq), e.value.clone(), seq);
+        }
+    }
+
+    /// Freezes the active memtable if it holds anything; returns whether it did.
+    pub fn freeze(&self) -> bool {
+        let _w = self.write_lock.lock();
+        self.freeze_locked()
+    }
+
+    /// Freezes with the write lock held.
+    pub(crate) fn freeze_locked(&self) -> bool {
+        let mut guard = self.version.write();
+        if guard.active.is_empty() {
+            return false;
+        }
+        let mut frozen = guard.frozen.clone();
+        frozen.push(std::sync::Arc::clone(&guard.active));
+        *guard = std::sync::Arc::new(super::Version {
+            active: std::sync::Arc::new(Memtable::new()),
+            frozen,
+            files: guard.files.clone(),
+        });
+        drop(guard);
+        self.shared.request_flush(self.id);
+        true
+    }
+
+    /// Blocks while too many frozen memtables wait for their flush.
+    fn wait_for_flush_room(&self) -> Result<()> {
+        let deadline = std::time::Instant::now() + MAX_STALL;
+        let mut g = self.flushed_mutex.lock();
+        while self.version().frozen.len() >= MAX_FROZEN_MEMTABLES {
+            self.check_open()?;
+            if self.flushed.wait_until(&mut g, deadline).timed_out() {
+                return Err(Error::io(
+                    format!("writing to tablet {}", self.id),
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "memtable flush is not keeping up",
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
