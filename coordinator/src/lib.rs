@@ -1,1 +1,19 @@
-//! The coordinator (being written).
+//! Tabula's coordinator: the process that decides which regionserver serves which
+//! tablet, and the lock service every process coordinates through.
+//!
+//! [`lock`] is the coordination substrate (Chubby's role in Bigtable): sessions with
+//! leases, small versioned files, exclusive locks fenced by revisions, and watches.
+//! The coordinator elects itself by holding a lock, tracks live regionservers by their
+//! locks under `/servers/`, and keeps the root tablet's location, table schemas and
+//! other small records in lock-service files. [`catalog`] is the root/METADATA row
+//! format and lookups; [`tables`] the stored table and namespace descriptors;
+//! [`coordinator`] the coordinator itself.
+#![deny(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod catalog;
+pub mod coordinator;
+pub mod lock;
+pub mod tables;
+
+pub use coordinator::{CoordError, CoordResult, Coordinator, CoordinatorOptions};

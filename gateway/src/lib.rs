@@ -1,8 +1,12 @@
 //! Tabula's HBase-compatible Thrift gateway.
 //!
 //! [`server`] accepts connections and speaks every Thrift transport and protocol HBase
-//! offers on one port; [`filter`] implements the HBase filter language.
+//! offers on one port.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod filter;
+pub mod backend;
+pub mod cluster;
+pub mod config;
+pub mod serve;
 pub mod server;
+pub mod thrift1;

@@ -1,1 +1,15 @@
-//! The regionserver (being written).
+//! Tabula's regionserver: serves tablets on the storage engine.
+//!
+//! [`api`] is the interface every caller uses ([`api::TabletService`]); [`server`]
+//! implements it over one [`tabula_storage::Engine`]; [`filter`] is the HBase filter
+//! language, compiled here because filters run server-side during reads.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod api;
+pub mod filter;
+pub mod server;
+
+pub use api::{
+    ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
+};
+pub use server::{RegionServer, RegionServerOptions};

@@ -22,6 +22,20 @@ mismatch aborts, so a changed compiler cannot slip through silently):
    PROTOCOL_ERROR instead of UNKNOWN.
 4. Unknown fields are skipped with `crate::wire::skip_value`, which does not
    insist that skipped strings be UTF-8.
+5. Wire types are checked. In every struct, union, exception, argument and
+   result reader, a known field id is decoded only when the field header
+   carries the IDL's wire type (a match guard on `field_ident.field_type`);
+   otherwise the field falls through to the unknown-field arm and is skipped.
+   The types come from MODEL.json and are checked against the generated
+   writer of the same struct.
+6. Containers are decoded by `crate::containers::{read_list, read_set,
+   read_map}`, which check the element (key, value) types announced in the
+   container header against the IDL and skip the whole container when they
+   differ, reject negative sizes, and bound the capacity reserved up front.
+   The generated element decoders are kept; no `Vec::with_capacity` sized by
+   the wire remains.
+7. A union whose only field is unknown or skipped is a protocol error
+   (`crate::wire::union_without_known_field`) instead of a panic.
 
 The output depends only on the two inputs, so regeneration is byte-for-byte
 reproducible.
@@ -37,7 +51,9 @@ HEADER_NOTE = (
     "// Post-processed by thrift/codegen/patch_generated.py (see thrift/README.md):\n"
     "// absent non-required arguments take their IDL default or empty value, unknown\n"
     "// methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments\n"
-    "// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely.\n"
+    "// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,\n"
+    "// known fields and container elements of the wrong wire type are skipped,\n"
+    "// container sizes are checked and an empty union is an error, not a panic.\n"
 )
 
 UNKNOWN_METHOD_ARM = """      method => {
@@ -139,6 +155,266 @@ def relax_arguments(text, model):
     return text
 
 
+# IDL type ids (as MODEL.json spells them) and the TType each one travels as.
+WIRE_TYPES = {
+    "bool": "Bool",
+    "i8": "I08",
+    "byte": "I08",
+    "i16": "I16",
+    "i32": "I32",
+    "i64": "I64",
+    "double": "Double",
+    "string": "String",
+    "binary": "String",
+    "struct": "Struct",
+    "union": "Struct",
+    "exception": "Struct",
+    "list": "List",
+    "set": "Set",
+    "map": "Map",
+}
+
+READER_SIGNATURE = re.compile(
+    r"  fn read_from_in_protocol\(i_prot: &mut dyn TInputProtocol\) -> thrift::Result<(\w+)> \{\n"
+)
+FIELD_IDENTIFIER = re.compile(r'TFieldIdentifier::new\("\w+", TType::(\w+), (-?\d+)\)')
+CONTAINER_IDENTIFIER = re.compile(
+    r"write_(?:list|set|map)_begin\(&T(?:List|Set|Map)Identifier::new\(TType::(\w+), (?:TType::(\w+), )?"
+)
+ARM_START = re.compile(r"        (-?\d+) => \{")
+ARM_END = "        },"
+UNION_EXPECT = '      Ok(ret.expect("return value should have been constructed"))\n'
+
+CONTAINER_HEADS = {
+    "list": re.compile(
+        r"          let list_ident = i_prot\.read_list_begin\(\)\?;\n"
+        r"          let mut val: (Vec<.+>) = Vec::with_capacity\(list_ident\.size as usize\);\n"
+        r"          for _ in 0\.\.list_ident\.size \{\n"
+        r"            let (list_elem_\d+) = (.+)\?;\n"
+        r"            val\.push\(\2\);\n"
+        r"          \}\n"
+        r"          i_prot\.read_list_end\(\)\?;\n"
+    ),
+    "set": re.compile(
+        r"          let set_ident = i_prot\.read_set_begin\(\)\?;\n"
+        r"          let mut val: (BTreeSet<.+>) = BTreeSet::new\(\);\n"
+        r"          for _ in 0\.\.set_ident\.size \{\n"
+        r"            let (set_elem_\d+) = (.+)\?;\n"
+        r"            val\.insert\(\2\);\n"
+        r"          \}\n"
+        r"          i_prot\.read_set_end\(\)\?;\n"
+    ),
+    "map": re.compile(
+        r"          let map_ident = i_prot\.read_map_begin\(\)\?;\n"
+        r"          let mut val: (BTreeMap<.+>) = BTreeMap::new\(\);\n"
+        r"          for _ in 0\.\.map_ident\.size \{\n"
+        r"            let (map_key_\d+) = (.+)\?;\n"
+        r"            let (map_val_\d+) = (.+)\?;\n"
+        r"            val\.insert\(\2, \4\);\n"
+        r"          \}\n"
+        r"          i_prot\.read_map_end\(\)\?;\n"
+    ),
+}
+
+
+def wire_type(type_id, what):
+    if type_id not in WIRE_TYPES:
+        raise PatchError(f"{what}: no wire type for IDL type {type_id!r}")
+    return WIRE_TYPES[type_id]
+
+
+def element_wire_types(field, what):
+    """The TTypes a container field's header must announce, in header order."""
+    type_id = field["typeId"]
+    if type_id not in ("list", "set", "map"):
+        return ()
+    shape = field.get("type") or field.get("returnType")
+    if not shape:
+        raise PatchError(f"{what}: container without element types in the model")
+    keys = ("keyTypeId", "valueTypeId") if type_id == "map" else ("elemTypeId",)
+    elements = []
+    for key in keys:
+        element = shape[key]
+        if element in ("list", "set", "map"):
+            raise PatchError(f"{what}: nested containers are not supported")
+        elements.append(wire_type(element, what))
+    return tuple(elements)
+
+
+def model_readers(model):
+    """Every reader the generated code holds, by Rust type name: the IDL
+    fields it decodes (id -> field) and whether it reads a union."""
+    readers = {}
+    for struct in model["structs"]:
+        readers[struct["name"]] = (struct["fields"], struct["isUnion"])
+    for service in model["services"]:
+        for function in service["functions"]:
+            name = function["name"]
+            base = f"{service['name']}{name[0].upper()}{name[1:]}"
+            readers[f"{base}Args"] = (function["arguments"], False)
+            if function["oneway"]:
+                continue
+            results = []
+            if function["returnTypeId"] != "void":
+                success = {"key": 0, "name": "success", "typeId": function["returnTypeId"]}
+                if "returnType" in function:
+                    success["type"] = function["returnType"]
+                results.append(success)
+            results.extend(function["exceptions"])
+            readers[f"{base}Result"] = (results, False)
+    return {
+        name: ({field["key"]: field for field in fields}, is_union)
+        for name, (fields, is_union) in readers.items()
+    }
+
+
+def writer_wire_types(impl_rest, what):
+    """id -> (field TType, element TTypes) as the struct's generated writer
+    encodes them; the cross-check for the model's types."""
+    start = impl_rest.find("  fn write_to_out_protocol(")
+    if start < 0:
+        raise PatchError(f"{what}: writer not found")
+    end = impl_rest.find("\n  }\n", start)
+    writer = impl_rest[start:end]
+    found = {}
+    matches = list(FIELD_IDENTIFIER.finditer(writer))
+    for index, match in enumerate(matches):
+        stop = matches[index + 1].start() if index + 1 < len(matches) else len(writer)
+        container = CONTAINER_IDENTIFIER.search(writer, match.end(), stop)
+        elements = ()
+        if container:
+            elements = tuple(group for group in container.groups() if group)
+        found[int(match.group(2))] = (match.group(1), elements)
+    return found
+
+
+def rewrite_container_arm(kind, body, field_type, elements, what):
+    match = CONTAINER_HEADS[kind].match(body)
+    if not match:
+        raise PatchError(f"{what}: {kind} reader does not have the expected shape")
+    rest = body[match.end():]
+    if kind == "map":
+        value_type, _, read_key, _, read_value = match.groups()
+        call = (
+            f"crate::containers::read_map(i_prot, TType::{elements[0]}, TType::{elements[1]}, "
+            f"|i_prot| {read_key}, |i_prot| {read_value})?"
+        )
+    else:
+        value_type, _, read_element = match.groups()
+        call = (
+            f"crate::containers::read_{kind}(i_prot, TType::{elements[0]}, "
+            f"|i_prot| {read_element})?"
+        )
+    nested = "".join("  " + line + "\n" for line in rest.splitlines())
+    return (
+        f"          let decoded: Option<{value_type}> = {call};\n"
+        f"          if let Some(val) = decoded {{\n"
+        f"{nested}"
+        f"          }}\n"
+    )
+
+
+def check_reader(block, name, fields, writer_types):
+    """Adds the wire-type guard to every known-field arm of one reader and
+    moves its container decoding to `crate::containers`."""
+    lines = block.split("\n")
+    out = []
+    seen = set()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        start = ARM_START.fullmatch(line)
+        if not start:
+            out.append(line)
+            index += 1
+            continue
+        field_id = int(start.group(1))
+        what = f"{name} field {field_id}"
+        if field_id not in fields:
+            raise PatchError(f"{what}: not in the model")
+        if field_id in seen:
+            raise PatchError(f"{what}: two arms")
+        seen.add(field_id)
+        end = index + 1
+        while end < len(lines) and lines[end] != ARM_END:
+            end += 1
+        if end == len(lines):
+            raise PatchError(f"{what}: end of arm not found")
+        body = "".join(body_line + "\n" for body_line in lines[index + 1 : end])
+        field = fields[field_id]
+        field_type = wire_type(field["typeId"], what)
+        elements = element_wire_types(field, what)
+        if writer_types.get(field_id) != (field_type, elements):
+            raise PatchError(
+                f"{what}: model says {(field_type, elements)}, writer says "
+                f"{writer_types.get(field_id)}"
+            )
+        kind = field["typeId"] if field["typeId"] in ("list", "set", "map") else None
+        if kind:
+            body = rewrite_container_arm(kind, body, field_type, elements, what)
+        elif "_ident = i_prot.read_" in body:
+            raise PatchError(f"{what}: container read in a scalar arm")
+        out.append(f"        {field_id} if field_ident.field_type == TType::{field_type} => {{")
+        out.extend(body.rstrip("\n").split("\n"))
+        out.append(ARM_END)
+        index = end + 1
+    missing = set(fields) - seen
+    if missing:
+        raise PatchError(f"{name}: no reader arm for field(s) {sorted(missing)}")
+    return "\n".join(out)
+
+
+def check_wire_types(text, model):
+    readers = model_readers(model)
+    pieces = []
+    position = 0
+    patched = set()
+    unions = 0
+    for signature in READER_SIGNATURE.finditer(text):
+        name = signature.group(1)
+        start = signature.end()
+        end = text.find("\n  }\n", start)
+        impl_end = text.find("\n}\n", start)
+        if end < 0 or impl_end < 0:
+            raise PatchError(f"{name}: end of reader not found")
+        block = text[start:end]
+        pieces.append(text[position:start])
+        position = end
+        if "match field_id {" not in block:
+            # Enum readers decode a bare i32; nothing to check.
+            pieces.append(block)
+            continue
+        if name not in readers:
+            raise PatchError(f"{name}: reader not in the model")
+        if name in patched:
+            raise PatchError(f"{name}: two readers")
+        patched.add(name)
+        fields, is_union = readers[name]
+        writer_types = writer_wire_types(text[end:impl_end], name)
+        block = check_reader(block, name, fields, writer_types)
+        if is_union:
+            unions += 1
+            block = replace_exactly(
+                block + "\n",
+                UNION_EXPECT,
+                f'      ret.ok_or_else(|| crate::wire::union_without_known_field("{name}"))\n',
+                1,
+                f"{name}: union result",
+            )[:-1]
+        pieces.append(block)
+    pieces.append(text[position:])
+    missing = set(readers) - patched
+    if missing:
+        raise PatchError(f"readers not found: {sorted(missing)}")
+    expected_unions = sum(1 for struct in model["structs"] if struct["isUnion"])
+    if unions != expected_unions:
+        raise PatchError(f"union readers: expected {expected_unions}, found {unions}")
+    text = "".join(pieces)
+    if ".size as usize" in text or "Vec::with_capacity(" in text:
+        raise PatchError("a capacity sized by the wire is left in the output")
+    return text
+
+
 def patch(text, model):
     first_lines = "// DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING\n"
     text = replace_exactly(text, first_lines, first_lines + HEADER_NOTE, 1, "header")
@@ -159,6 +435,7 @@ def patch(text, model):
     if text.count(skip_old) == 0:
         raise PatchError("unknown-field skips: none found")
     text = text.replace(skip_old, "crate::wire::skip_value(i_prot, field_ident.field_type)?;")
+    text = check_wire_types(text, model)
     return text
 
 

@@ -3,7 +3,9 @@
 // Post-processed by thrift/codegen/patch_generated.py (see thrift/README.md):
 // absent non-required arguments take their IDL default or empty value, unknown
 // methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments
-// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely.
+// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
+// known fields and container elements of the wrong wire type are skipped,
+// container sizes are checked and an empty union is an error, not a panic.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -171,11 +173,11 @@ impl TSerializable for TCell {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_2 = Some(val);
         },
@@ -274,39 +276,39 @@ impl TSerializable for ColumnDescriptor {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_9 = Some(val);
         },
@@ -447,31 +449,31 @@ impl TSerializable for TRegionInfo {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I08 => {
           let val = i_prot.read_i8()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_7 = Some(val);
         },
@@ -589,19 +591,19 @@ impl TSerializable for Mutation {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_4 = Some(val);
         },
@@ -691,19 +693,15 @@ impl TSerializable for BatchMutation {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Mutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_0 = Mutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_0);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Mutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| Mutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -787,19 +785,19 @@ impl TSerializable for TIncrement {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
@@ -889,11 +887,11 @@ impl TSerializable for TColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TCell::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -974,30 +972,21 @@ impl TSerializable for TRowResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, TCell> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_1 = i_prot.read_bytes()?;
-            let map_val_2 = TCell::read_from_in_protocol(i_prot)?;
-            val.insert(map_key_1, map_val_2);
+        2 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, TCell>> = crate::containers::read_map(i_prot, TType::String, TType::Struct, |i_prot| i_prot.read_bytes(), |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_3 = TColumn::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_3);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumn>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumn::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -1114,49 +1103,45 @@ impl TSerializable for TScan {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_4 = i_prot.read_bytes()?;
-            val.push(list_elem_4);
+        4 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_9 = Some(val);
         },
-        10 => {
+        10 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_10 = Some(val);
         },
@@ -1298,33 +1283,25 @@ impl TSerializable for TAppend {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_5 = i_prot.read_bytes()?;
-            val.push(list_elem_5);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_6 = i_prot.read_bytes()?;
-            val.push(list_elem_6);
+        4 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -1420,11 +1397,11 @@ impl TSerializable for IOError {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
@@ -1511,7 +1488,7 @@ impl TSerializable for IllegalArgument {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -1591,7 +1568,7 @@ impl TSerializable for AlreadyExists {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -1685,23 +1662,23 @@ impl TSerializable for TAccessControlEntity {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = TPermissionScope::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_6 = Some(val);
         },
@@ -6754,7 +6731,7 @@ impl HbaseEnableTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -6808,7 +6785,7 @@ impl HbaseEnableTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -6857,7 +6834,7 @@ impl HbaseDisableTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -6911,7 +6888,7 @@ impl HbaseDisableTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -6960,7 +6937,7 @@ impl HbaseIsTableEnabledArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -7025,11 +7002,11 @@ impl HbaseIsTableEnabledResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7084,7 +7061,7 @@ impl HbaseCompactArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -7138,7 +7115,7 @@ impl HbaseCompactResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7187,7 +7164,7 @@ impl HbaseMajorCompactArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -7241,7 +7218,7 @@ impl HbaseMajorCompactResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7344,17 +7321,13 @@ impl HbaseGetTableNamesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_7 = i_prot.read_bytes()?;
-            val.push(list_elem_7);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7467,18 +7440,13 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, bool> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_8 = i_prot.read_bytes()?;
-            let map_val_9 = i_prot.read_bool()?;
-            val.insert(map_key_8, map_val_9);
+        0 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, bool>> = crate::containers::read_map(i_prot, TType::String, TType::Bool, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bool())?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7538,7 +7506,7 @@ impl HbaseGetColumnDescriptorsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -7603,18 +7571,13 @@ impl HbaseGetColumnDescriptorsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, ColumnDescriptor> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_10 = i_prot.read_bytes()?;
-            let map_val_11 = ColumnDescriptor::read_from_in_protocol(i_prot)?;
-            val.insert(map_key_10, map_val_11);
+        0 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, ColumnDescriptor>> = crate::containers::read_map(i_prot, TType::String, TType::Struct, |i_prot| i_prot.read_bytes(), |i_prot| ColumnDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7674,7 +7637,7 @@ impl HbaseGetTableRegionsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -7739,17 +7702,13 @@ impl HbaseGetTableRegionsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRegionInfo> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_12 = TRegionInfo::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_12);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRegionInfo>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRegionInfo::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -7810,19 +7769,15 @@ impl HbaseCreateTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<ColumnDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_13 = ColumnDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_13);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<ColumnDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| ColumnDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -7890,15 +7845,15 @@ impl HbaseCreateTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Struct => {
           let val = AlreadyExists::read_from_in_protocol(i_prot)?;
           f_3 = Some(val);
         },
@@ -7959,7 +7914,7 @@ impl HbaseDeleteTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -8013,7 +7968,7 @@ impl HbaseDeleteTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8068,28 +8023,23 @@ impl HbaseGetArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_14 = i_prot.read_bytes()?;
-            let map_val_15 = i_prot.read_bytes()?;
-            val.insert(map_key_14, map_val_15);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -8169,17 +8119,13 @@ impl HbaseGetResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TCell> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_16 = TCell::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_16);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TCell>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8246,32 +8192,27 @@ impl HbaseGetVerArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_17 = i_prot.read_bytes()?;
-            let map_val_18 = i_prot.read_bytes()?;
-            val.insert(map_key_17, map_val_18);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -8355,17 +8296,13 @@ impl HbaseGetVerResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TCell> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_19 = TCell::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_19);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TCell>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8434,36 +8371,31 @@ impl HbaseGetVerTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_20 = i_prot.read_bytes()?;
-            let map_val_21 = i_prot.read_bytes()?;
-            val.insert(map_key_20, map_val_21);
+        6 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_6 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_6 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -8551,17 +8483,13 @@ impl HbaseGetVerTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TCell> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_22 = TCell::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_22);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TCell>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8624,24 +8552,19 @@ impl HbaseGetRowArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_23 = i_prot.read_bytes()?;
-            let map_val_24 = i_prot.read_bytes()?;
-            val.insert(map_key_23, map_val_24);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -8717,17 +8640,13 @@ impl HbaseGetRowResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_25 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_25);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8792,34 +8711,25 @@ impl HbaseGetRowWithColumnsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_26 = i_prot.read_bytes()?;
-            val.push(list_elem_26);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_27 = i_prot.read_bytes()?;
-            let map_val_28 = i_prot.read_bytes()?;
-            val.insert(map_key_27, map_val_28);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -8903,17 +8813,13 @@ impl HbaseGetRowWithColumnsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_29 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_29);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -8978,28 +8884,23 @@ impl HbaseGetRowTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_30 = i_prot.read_bytes()?;
-            let map_val_31 = i_prot.read_bytes()?;
-            val.insert(map_key_30, map_val_31);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9079,17 +8980,13 @@ impl HbaseGetRowTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_32 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_32);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9156,38 +9053,29 @@ impl HbaseGetRowWithColumnsTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_33 = i_prot.read_bytes()?;
-            val.push(list_elem_33);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_34 = i_prot.read_bytes()?;
-            let map_val_35 = i_prot.read_bytes()?;
-            val.insert(map_key_34, map_val_35);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9275,17 +9163,13 @@ impl HbaseGetRowWithColumnsTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_36 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_36);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9348,30 +9232,21 @@ impl HbaseGetRowsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_37 = i_prot.read_bytes()?;
-            val.push(list_elem_37);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_38 = i_prot.read_bytes()?;
-            let map_val_39 = i_prot.read_bytes()?;
-            val.insert(map_key_38, map_val_39);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9451,17 +9326,13 @@ impl HbaseGetRowsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_40 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_40);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9526,40 +9397,27 @@ impl HbaseGetRowsWithColumnsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_41 = i_prot.read_bytes()?;
-            val.push(list_elem_41);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_42 = i_prot.read_bytes()?;
-            val.push(list_elem_42);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_43 = i_prot.read_bytes()?;
-            let map_val_44 = i_prot.read_bytes()?;
-            val.insert(map_key_43, map_val_44);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9647,17 +9505,13 @@ impl HbaseGetRowsWithColumnsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_45 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_45);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9722,34 +9576,25 @@ impl HbaseGetRowsTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_46 = i_prot.read_bytes()?;
-            val.push(list_elem_46);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_47 = i_prot.read_bytes()?;
-            let map_val_48 = i_prot.read_bytes()?;
-            val.insert(map_key_47, map_val_48);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9833,17 +9678,13 @@ impl HbaseGetRowsTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_49 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_49);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9910,44 +9751,31 @@ impl HbaseGetRowsWithColumnsTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_50 = i_prot.read_bytes()?;
-            val.push(list_elem_50);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_51 = i_prot.read_bytes()?;
-            val.push(list_elem_51);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_52 = i_prot.read_bytes()?;
-            let map_val_53 = i_prot.read_bytes()?;
-            val.insert(map_key_52, map_val_53);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10039,17 +9867,13 @@ impl HbaseGetRowsWithColumnsTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_54 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_54);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10114,34 +9938,25 @@ impl HbaseMutateRowArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Mutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_55 = Mutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_55);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Mutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| Mutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_56 = i_prot.read_bytes()?;
-            let map_val_57 = i_prot.read_bytes()?;
-            val.insert(map_key_56, map_val_57);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10218,11 +10033,11 @@ impl HbaseMutateRowResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10285,38 +10100,29 @@ impl HbaseMutateRowTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Mutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_58 = Mutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_58);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Mutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| Mutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_59 = i_prot.read_bytes()?;
-            let map_val_60 = i_prot.read_bytes()?;
-            val.insert(map_key_59, map_val_60);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10397,11 +10203,11 @@ impl HbaseMutateRowTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10460,30 +10266,21 @@ impl HbaseMutateRowsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<BatchMutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_61 = BatchMutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_61);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<BatchMutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| BatchMutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_62 = i_prot.read_bytes()?;
-            let map_val_63 = i_prot.read_bytes()?;
-            val.insert(map_key_62, map_val_63);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10556,11 +10353,11 @@ impl HbaseMutateRowsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10621,34 +10418,25 @@ impl HbaseMutateRowsTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<BatchMutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_64 = BatchMutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_64);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<BatchMutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| BatchMutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_65 = i_prot.read_bytes()?;
-            let map_val_66 = i_prot.read_bytes()?;
-            val.insert(map_key_65, map_val_66);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10725,11 +10513,11 @@ impl HbaseMutateRowsTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10790,19 +10578,19 @@ impl HbaseAtomicIncrementArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
@@ -10883,15 +10671,15 @@ impl HbaseAtomicIncrementResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10958,28 +10746,23 @@ impl HbaseDeleteAllArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_67 = i_prot.read_bytes()?;
-            let map_val_68 = i_prot.read_bytes()?;
-            val.insert(map_key_67, map_val_68);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11048,7 +10831,7 @@ impl HbaseDeleteAllResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11105,32 +10888,27 @@ impl HbaseDeleteAllTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_69 = i_prot.read_bytes()?;
-            let map_val_70 = i_prot.read_bytes()?;
-            val.insert(map_key_69, map_val_70);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11203,7 +10981,7 @@ impl HbaseDeleteAllTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11256,24 +11034,19 @@ impl HbaseDeleteAllRowArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_71 = i_prot.read_bytes()?;
-            let map_val_72 = i_prot.read_bytes()?;
-            val.insert(map_key_71, map_val_72);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11338,7 +11111,7 @@ impl HbaseDeleteAllRowResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11387,7 +11160,7 @@ impl HbaseIncrementArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIncrement::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11441,7 +11214,7 @@ impl HbaseIncrementResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11490,15 +11263,11 @@ impl HbaseIncrementRowsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TIncrement> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_73 = TIncrement::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_73);
+        1 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TIncrement>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TIncrement::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_1 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_1 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11554,7 +11323,7 @@ impl HbaseIncrementRowsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11609,28 +11378,23 @@ impl HbaseDeleteAllRowTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_74 = i_prot.read_bytes()?;
-            let map_val_75 = i_prot.read_bytes()?;
-            val.insert(map_key_74, map_val_75);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11699,7 +11463,7 @@ impl HbaseDeleteAllRowTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11752,24 +11516,19 @@ impl HbaseScannerOpenWithScanArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TScan::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_76 = i_prot.read_bytes()?;
-            let map_val_77 = i_prot.read_bytes()?;
-            val.insert(map_key_76, map_val_77);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -11845,11 +11604,11 @@ impl HbaseScannerOpenWithScanResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11910,34 +11669,25 @@ impl HbaseScannerOpenArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_78 = i_prot.read_bytes()?;
-            val.push(list_elem_78);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_79 = i_prot.read_bytes()?;
-            let map_val_80 = i_prot.read_bytes()?;
-            val.insert(map_key_79, map_val_80);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12021,11 +11771,11 @@ impl HbaseScannerOpenResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12088,38 +11838,29 @@ impl HbaseScannerOpenWithStopArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_81 = i_prot.read_bytes()?;
-            val.push(list_elem_81);
+        4 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_82 = i_prot.read_bytes()?;
-            let map_val_83 = i_prot.read_bytes()?;
-            val.insert(map_key_82, map_val_83);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12207,11 +11948,11 @@ impl HbaseScannerOpenWithStopResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12272,34 +12013,25 @@ impl HbaseScannerOpenWithPrefixArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_84 = i_prot.read_bytes()?;
-            val.push(list_elem_84);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_85 = i_prot.read_bytes()?;
-            let map_val_86 = i_prot.read_bytes()?;
-            val.insert(map_key_85, map_val_86);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12383,11 +12115,11 @@ impl HbaseScannerOpenWithPrefixResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12450,38 +12182,29 @@ impl HbaseScannerOpenTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_87 = i_prot.read_bytes()?;
-            val.push(list_elem_87);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_88 = i_prot.read_bytes()?;
-            let map_val_89 = i_prot.read_bytes()?;
-            val.insert(map_key_88, map_val_89);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12569,11 +12292,11 @@ impl HbaseScannerOpenTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12638,42 +12361,33 @@ impl HbaseScannerOpenWithStopTsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Text> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_90 = i_prot.read_bytes()?;
-            val.push(list_elem_90);
+        4 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Text>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_5 = Some(val);
         },
-        6 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_91 = i_prot.read_bytes()?;
-            let map_val_92 = i_prot.read_bytes()?;
-            val.insert(map_key_91, map_val_92);
+        6 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_6 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_6 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12765,11 +12479,11 @@ impl HbaseScannerOpenWithStopTsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12824,7 +12538,7 @@ impl HbaseScannerGetArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
@@ -12893,21 +12607,17 @@ impl HbaseScannerGetResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_93 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_93);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -12974,11 +12684,11 @@ impl HbaseScannerGetListArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
@@ -13051,21 +12761,17 @@ impl HbaseScannerGetListResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TRowResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_94 = TRowResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_94);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TRowResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TRowResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -13130,7 +12836,7 @@ impl HbaseScannerCloseArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
@@ -13188,11 +12894,11 @@ impl HbaseScannerCloseResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -13251,15 +12957,15 @@ impl HbaseGetRowOrBeforeArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
@@ -13332,17 +13038,13 @@ impl HbaseGetRowOrBeforeResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TCell> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_95 = TCell::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_95);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TCell>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13401,7 +13103,7 @@ impl HbaseGetRegionInfoArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -13466,11 +13168,11 @@ impl HbaseGetRegionInfoResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TRegionInfo::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13525,7 +13227,7 @@ impl HbaseAppendArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TAppend::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13590,17 +13292,13 @@ impl HbaseAppendResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TCell> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_96 = TCell::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_96);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TCell>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TCell::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13669,36 +13367,31 @@ impl HbaseCheckAndPutArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Struct => {
           let val = Mutation::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Text, Text> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_97 = i_prot.read_bytes()?;
-            let map_val_98 = i_prot.read_bytes()?;
-            val.insert(map_key_97, map_val_98);
+        7 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Text, Text>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_7 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_7 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -13790,15 +13483,15 @@ impl HbaseCheckAndPutResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = IllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -13909,7 +13602,7 @@ impl HbaseGetThriftServerTypeResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = TThriftServerType::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
@@ -14008,7 +13701,7 @@ impl HbaseGetClusterIdResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -14057,7 +13750,7 @@ impl HbaseGrantArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TAccessControlEntity::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14123,11 +13816,11 @@ impl HbaseGrantResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14182,7 +13875,7 @@ impl HbaseRevokeArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TAccessControlEntity::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14248,11 +13941,11 @@ impl HbaseRevokeResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = IOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },

@@ -3,7 +3,9 @@
 // Post-processed by thrift/codegen/patch_generated.py (see thrift/README.md):
 // absent non-required arguments take their IDL default or empty value, unknown
 // methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments
-// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely.
+// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
+// known fields and container elements of the wrong wire type are skipped,
+// container sizes are checked and an empty union is an error, not a panic.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -807,11 +809,11 @@ impl TSerializable for TTimeRange {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_2 = Some(val);
         },
@@ -879,15 +881,15 @@ impl TSerializable for TColumn {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
@@ -973,27 +975,27 @@ impl TSerializable for TColumnValue {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I08 => {
           let val = i_prot.read_i8()?;
           f_6 = Some(val);
         },
@@ -1084,15 +1086,15 @@ impl TSerializable for TColumnIncrement {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
@@ -1170,25 +1172,21 @@ impl TSerializable for TResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_0 = TColumnValue::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_0);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumnValue>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumnValue::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_4 = Some(val);
         },
@@ -1267,15 +1265,11 @@ impl TSerializable for TAuthorization {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_1 = i_prot.read_string()?;
-            val.push(list_elem_1);
+        1 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<String>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_string())?;
+          if let Some(val) = decoded {
+            f_1 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_1 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -1343,7 +1337,7 @@ impl TSerializable for TCellVisibility {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -1452,76 +1446,67 @@ impl TSerializable for TGet {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_2 = TColumn::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_2);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumn>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumn::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::Struct => {
           let val = TTimeRange::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_6 = Some(val);
         },
-        7 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_3 = i_prot.read_bytes()?;
-            let map_val_4 = i_prot.read_bytes()?;
-            val.insert(map_key_3, map_val_4);
+        7 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_7 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::Struct => {
           let val = TAuthorization::read_from_in_protocol(i_prot)?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::I32 => {
           let val = TConsistency::read_from_in_protocol(i_prot)?;
           f_9 = Some(val);
         },
-        10 => {
+        10 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_10 = Some(val);
         },
-        11 => {
+        11 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_11 = Some(val);
         },
-        12 => {
+        12 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_12 = Some(val);
         },
-        13 => {
+        13 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_13 = Some(val);
         },
-        14 => {
+        14 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_14 = Some(val);
         },
-        15 => {
+        15 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_15 = Some(val);
         },
@@ -1687,40 +1672,31 @@ impl TSerializable for TPut {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_5 = TColumnValue::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_5);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumnValue>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumnValue::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        5 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_6 = i_prot.read_bytes()?;
-            let map_val_7 = i_prot.read_bytes()?;
-            val.insert(map_key_6, map_val_7);
+        5 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_5 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = TDurability::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::Struct => {
           let val = TCellVisibility::read_from_in_protocol(i_prot)?;
           f_7 = Some(val);
         },
@@ -1834,44 +1810,35 @@ impl TSerializable for TDelete {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_8 = TColumn::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_8);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumn>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumn::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = TDeleteType::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
-        6 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_9 = i_prot.read_bytes()?;
-            let map_val_10 = i_prot.read_bytes()?;
-            val.insert(map_key_9, map_val_10);
+        6 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_6 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = TDurability::read_from_in_protocol(i_prot)?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::Struct => {
           let val = TCellVisibility::read_from_in_protocol(i_prot)?;
           f_8 = Some(val);
         },
@@ -1988,40 +1955,31 @@ impl TSerializable for TIncrement {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnIncrement> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_11 = TColumnIncrement::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_11);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumnIncrement>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumnIncrement::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        4 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_12 = i_prot.read_bytes()?;
-            let map_val_13 = i_prot.read_bytes()?;
-            val.insert(map_key_12, map_val_13);
+        4 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_4 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = TDurability::read_from_in_protocol(i_prot)?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Struct => {
           let val = TCellVisibility::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_7 = Some(val);
         },
@@ -2131,40 +2089,31 @@ impl TSerializable for TAppend {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_14 = TColumnValue::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_14);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumnValue>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumnValue::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_15 = i_prot.read_bytes()?;
-            let map_val_16 = i_prot.read_bytes()?;
-            val.insert(map_key_15, map_val_16);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = TDurability::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::Struct => {
           let val = TCellVisibility::read_from_in_protocol(i_prot)?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_6 = Some(val);
         },
@@ -2311,95 +2260,81 @@ impl TSerializable for TScan {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_17 = TColumn::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_17);
+        3 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumn>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumn::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Struct => {
           let val = TTimeRange::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_8 = Some(val);
         },
-        9 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_18 = i_prot.read_bytes()?;
-            let map_val_19 = i_prot.read_bytes()?;
-            val.insert(map_key_18, map_val_19);
+        9 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_9 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_9 = Some(val);
         },
-        10 => {
+        10 if field_ident.field_type == TType::Struct => {
           let val = TAuthorization::read_from_in_protocol(i_prot)?;
           f_10 = Some(val);
         },
-        11 => {
+        11 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_11 = Some(val);
         },
-        12 => {
+        12 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_12 = Some(val);
         },
-        13 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, TTimeRange> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_20 = i_prot.read_bytes()?;
-            let map_val_21 = TTimeRange::read_from_in_protocol(i_prot)?;
-            val.insert(map_key_20, map_val_21);
+        13 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, TTimeRange>> = crate::containers::read_map(i_prot, TType::String, TType::Struct, |i_prot| i_prot.read_bytes(), |i_prot| TTimeRange::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_13 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_13 = Some(val);
         },
-        14 => {
+        14 if field_ident.field_type == TType::I32 => {
           let val = TReadType::read_from_in_protocol(i_prot)?;
           f_14 = Some(val);
         },
-        15 => {
+        15 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_15 = Some(val);
         },
-        16 => {
+        16 if field_ident.field_type == TType::I32 => {
           let val = TConsistency::read_from_in_protocol(i_prot)?;
           f_16 = Some(val);
         },
-        17 => {
+        17 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_17 = Some(val);
         },
-        18 => {
+        18 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_18 = Some(val);
         },
@@ -2591,14 +2526,14 @@ impl TSerializable for TMutation {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TPut::read_from_in_protocol(i_prot)?;
           if ret.is_none() {
             ret = Some(TMutation::Put(val));
           }
           received_field_count += 1;
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TDelete::read_from_in_protocol(i_prot)?;
           if ret.is_none() {
             ret = Some(TMutation::DeleteSingle(val));
@@ -2632,7 +2567,7 @@ impl TSerializable for TMutation {
         )
       )
     } else {
-      Ok(ret.expect("return value should have been constructed"))
+      ret.ok_or_else(|| crate::wire::union_without_known_field("TMutation"))
     }
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
@@ -2687,19 +2622,15 @@ impl TSerializable for TRowMutations {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TMutation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_22 = TMutation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_22);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TMutation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TMutation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -2781,31 +2712,31 @@ impl TSerializable for THRegionInfo {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_7 = Some(val);
         },
@@ -2903,15 +2834,15 @@ impl TSerializable for TServerName {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_3 = Some(val);
         },
@@ -2983,11 +2914,11 @@ impl TSerializable for THRegionLocation {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TServerName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = THRegionInfo::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -3052,11 +2983,11 @@ impl TSerializable for TTableName {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
@@ -3176,97 +3107,87 @@ impl TSerializable for TColumnFamilyDescriptor {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_23 = i_prot.read_bytes()?;
-            let map_val_24 = i_prot.read_bytes()?;
-            val.insert(map_key_23, map_val_24);
+        2 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<String, String> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_25 = i_prot.read_string()?;
-            let map_val_26 = i_prot.read_string()?;
-            val.insert(map_key_25, map_val_26);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<String, String>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_string(), |i_prot| i_prot.read_string())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = TBloomFilterType::read_from_in_protocol(i_prot)?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = TCompressionAlgorithm::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I16 => {
           let val = i_prot.read_i16()?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::I32 => {
           let val = TDataBlockEncoding::read_from_in_protocol(i_prot)?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::I32 => {
           let val = TKeepDeletedCells::read_from_in_protocol(i_prot)?;
           f_9 = Some(val);
         },
-        10 => {
+        10 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_10 = Some(val);
         },
-        11 => {
+        11 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_11 = Some(val);
         },
-        12 => {
+        12 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_12 = Some(val);
         },
-        13 => {
+        13 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_13 = Some(val);
         },
-        14 => {
+        14 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_14 = Some(val);
         },
-        15 => {
+        15 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_15 = Some(val);
         },
-        16 => {
+        16 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_16 = Some(val);
         },
-        17 => {
+        17 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_17 = Some(val);
         },
-        18 => {
+        18 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_18 = Some(val);
         },
-        19 => {
+        19 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_19 = Some(val);
         },
-        20 => {
+        20 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_20 = Some(val);
         },
@@ -3456,32 +3377,23 @@ impl TSerializable for TTableDescriptor {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnFamilyDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_27 = TColumnFamilyDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_27);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TColumnFamilyDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TColumnFamilyDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
-        3 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_28 = i_prot.read_bytes()?;
-            let map_val_29 = i_prot.read_bytes()?;
-            val.insert(map_key_28, map_val_29);
+        3 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<Vec<u8>, Vec<u8>>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_bytes(), |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_3 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I32 => {
           let val = TDurability::read_from_in_protocol(i_prot)?;
           f_4 = Some(val);
         },
@@ -3568,20 +3480,15 @@ impl TSerializable for TNamespaceDescriptor {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
-          let map_ident = i_prot.read_map_begin()?;
-          let mut val: BTreeMap<String, String> = BTreeMap::new();
-          for _ in 0..map_ident.size {
-            let map_key_30 = i_prot.read_string()?;
-            let map_val_31 = i_prot.read_string()?;
-            val.insert(map_key_30, map_val_31);
+        2 if field_ident.field_type == TType::Map => {
+          let decoded: Option<BTreeMap<String, String>> = crate::containers::read_map(i_prot, TType::String, TType::String, |i_prot| i_prot.read_string(), |i_prot| i_prot.read_string())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_map_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -3665,31 +3572,31 @@ impl TSerializable for TLogQueryFilter {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::I32 => {
           let val = TLogType::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::I32 => {
           let val = TFilterByOperator::read_from_in_protocol(i_prot)?;
           f_7 = Some(val);
         },
@@ -3842,67 +3749,67 @@ impl TSerializable for TOnlineLogRecord {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_7 = Some(val);
         },
-        8 => {
+        8 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_8 = Some(val);
         },
-        9 => {
+        9 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_9 = Some(val);
         },
-        10 => {
+        10 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_10 = Some(val);
         },
-        11 => {
+        11 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_11 = Some(val);
         },
-        12 => {
+        12 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_12 = Some(val);
         },
-        13 => {
+        13 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_13 = Some(val);
         },
-        14 => {
+        14 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_14 = Some(val);
         },
-        15 => {
+        15 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_15 = Some(val);
         },
-        16 => {
+        16 if field_ident.field_type == TType::I64 => {
           let val = i_prot.read_i64()?;
           f_16 = Some(val);
         },
@@ -4040,11 +3947,11 @@ impl TSerializable for TIOError {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
@@ -4131,7 +4038,7 @@ impl TSerializable for TIllegalArgument {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -4225,23 +4132,23 @@ impl TSerializable for TAccessControlEntity {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = TPermissionScope::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_6 = Some(val);
         },
@@ -9416,11 +9323,11 @@ impl THBaseServiceExistsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TGet::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -9491,11 +9398,11 @@ impl THBaseServiceExistsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9552,19 +9459,15 @@ impl THBaseServiceExistsAllArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TGet> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_32 = TGet::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_32);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TGet>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TGet::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9637,17 +9540,13 @@ impl THBaseServiceExistsAllResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<bool> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_33 = i_prot.read_bool()?;
-            val.push(list_elem_33);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<bool>> = crate::containers::read_list(i_prot, TType::Bool, |i_prot| i_prot.read_bool())?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9708,11 +9607,11 @@ impl THBaseServiceGetArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TGet::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -9783,11 +9682,11 @@ impl THBaseServiceGetResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -9844,19 +9743,15 @@ impl THBaseServiceGetMultipleArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TGet> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_34 = TGet::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_34);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TGet>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TGet::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -9929,17 +9824,13 @@ impl THBaseServiceGetMultipleResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_35 = TResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_35);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10000,11 +9891,11 @@ impl THBaseServicePutArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TPut::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10064,7 +9955,7 @@ impl THBaseServicePutResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10123,27 +10014,27 @@ impl THBaseServiceCheckAndPutArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Struct => {
           let val = TPut::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
@@ -10233,11 +10124,11 @@ impl THBaseServiceCheckAndPutResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10294,19 +10185,15 @@ impl THBaseServicePutMultipleArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TPut> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_36 = TPut::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_36);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TPut>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TPut::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10368,7 +10255,7 @@ impl THBaseServicePutMultipleResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10419,11 +10306,11 @@ impl THBaseServiceDeleteSingleArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TDelete::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10483,7 +10370,7 @@ impl THBaseServiceDeleteSingleResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10534,19 +10421,15 @@ impl THBaseServiceDeleteMultipleArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TDelete> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_37 = TDelete::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_37);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TDelete>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TDelete::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -10619,17 +10502,13 @@ impl THBaseServiceDeleteMultipleResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TDelete> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_38 = TDelete::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_38);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TDelete>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TDelete::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10698,27 +10577,27 @@ impl THBaseServiceCheckAndDeleteArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::Struct => {
           let val = TDelete::read_from_in_protocol(i_prot)?;
           f_6 = Some(val);
         },
@@ -10808,11 +10687,11 @@ impl THBaseServiceCheckAndDeleteResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -10869,11 +10748,11 @@ impl THBaseServiceIncrementArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TIncrement::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -10944,11 +10823,11 @@ impl THBaseServiceIncrementResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11005,11 +10884,11 @@ impl THBaseServiceAppendArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TAppend::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11080,11 +10959,11 @@ impl THBaseServiceAppendResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TResult::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11141,11 +11020,11 @@ impl THBaseServiceOpenScannerArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TScan::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11216,11 +11095,11 @@ impl THBaseServiceOpenScannerResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11277,11 +11156,11 @@ impl THBaseServiceGetScannerRowsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_2 = Some(val);
         },
@@ -11355,21 +11234,17 @@ impl THBaseServiceGetScannerRowsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_39 = TResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_39);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TIllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11434,7 +11309,7 @@ impl THBaseServiceCloseScannerArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_1 = Some(val);
         },
@@ -11493,11 +11368,11 @@ impl THBaseServiceCloseScannerResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TIllegalArgument::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11554,11 +11429,11 @@ impl THBaseServiceMutateRowArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TRowMutations::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -11618,7 +11493,7 @@ impl THBaseServiceMutateRowResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11671,15 +11546,15 @@ impl THBaseServiceGetScannerResultsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TScan::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::I32 => {
           let val = i_prot.read_i32()?;
           f_3 = Some(val);
         },
@@ -11754,17 +11629,13 @@ impl THBaseServiceGetScannerResultsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_40 = TResult::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_40);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TResult>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TResult::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11827,15 +11698,15 @@ impl THBaseServiceGetRegionLocationArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_3 = Some(val);
         },
@@ -11910,11 +11781,11 @@ impl THBaseServiceGetRegionLocationResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = THRegionLocation::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -11969,7 +11840,7 @@ impl THBaseServiceGetAllRegionLocationsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
@@ -12035,17 +11906,13 @@ impl THBaseServiceGetAllRegionLocationsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<THRegionLocation> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_41 = THRegionLocation::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_41);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<THRegionLocation>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| THRegionLocation::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12116,31 +11983,31 @@ impl THBaseServiceCheckAndMutateArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
-        3 => {
+        3 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_3 = Some(val);
         },
-        4 => {
+        4 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_4 = Some(val);
         },
-        5 => {
+        5 if field_ident.field_type == TType::I32 => {
           let val = TCompareOperator::read_from_in_protocol(i_prot)?;
           f_5 = Some(val);
         },
-        6 => {
+        6 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_6 = Some(val);
         },
-        7 => {
+        7 if field_ident.field_type == TType::Struct => {
           let val = TRowMutations::read_from_in_protocol(i_prot)?;
           f_7 = Some(val);
         },
@@ -12235,11 +12102,11 @@ impl THBaseServiceCheckAndMutateResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12294,7 +12161,7 @@ impl THBaseServiceGetTableDescriptorArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12360,11 +12227,11 @@ impl THBaseServiceGetTableDescriptorResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TTableDescriptor::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12419,15 +12286,11 @@ impl THBaseServiceGetTableDescriptorsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_42 = TTableName::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_42);
+        1 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableName>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableName::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_1 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_1 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -12495,17 +12358,13 @@ impl THBaseServiceGetTableDescriptorsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_43 = TTableDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_43);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12564,7 +12423,7 @@ impl THBaseServiceTableExistsArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12629,11 +12488,11 @@ impl THBaseServiceTableExistsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12690,11 +12549,11 @@ impl THBaseServiceGetTableDescriptorsByPatternArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
@@ -12764,17 +12623,13 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_44 = TTableDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_44);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12833,7 +12688,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -12899,17 +12754,13 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_45 = TTableDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_45);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -12970,11 +12821,11 @@ impl THBaseServiceGetTableNamesByPatternArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
@@ -13044,17 +12895,13 @@ impl THBaseServiceGetTableNamesByPatternResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_46 = TTableName::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_46);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableName>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableName::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13113,7 +12960,7 @@ impl THBaseServiceGetTableNamesByNamespaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -13179,17 +13026,13 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_47 = TTableName::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_47);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TTableName>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TTableName::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13250,19 +13093,15 @@ impl THBaseServiceCreateTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableDescriptor::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_48 = i_prot.read_bytes()?;
-            val.push(list_elem_48);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Vec<u8>>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -13323,7 +13162,7 @@ impl THBaseServiceCreateTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13372,7 +13211,7 @@ impl THBaseServiceDeleteTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13427,7 +13266,7 @@ impl THBaseServiceDeleteTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13478,11 +13317,11 @@ impl THBaseServiceTruncateTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_2 = Some(val);
         },
@@ -13542,7 +13381,7 @@ impl THBaseServiceTruncateTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13591,7 +13430,7 @@ impl THBaseServiceEnableTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13646,7 +13485,7 @@ impl THBaseServiceEnableTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13695,7 +13534,7 @@ impl THBaseServiceDisableTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13750,7 +13589,7 @@ impl THBaseServiceDisableTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13799,7 +13638,7 @@ impl THBaseServiceIsTableEnabledArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13865,11 +13704,11 @@ impl THBaseServiceIsTableEnabledResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13924,7 +13763,7 @@ impl THBaseServiceIsTableDisabledArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -13990,11 +13829,11 @@ impl THBaseServiceIsTableDisabledResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14049,7 +13888,7 @@ impl THBaseServiceIsTableAvailableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14115,11 +13954,11 @@ impl THBaseServiceIsTableAvailableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14176,19 +14015,15 @@ impl THBaseServiceIsTableAvailableWithSplitArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_49 = i_prot.read_bytes()?;
-            val.push(list_elem_49);
+        2 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<Vec<u8>>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_bytes())?;
+          if let Some(val) = decoded {
+            f_2 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_2 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -14260,11 +14095,11 @@ impl THBaseServiceIsTableAvailableWithSplitResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14321,11 +14156,11 @@ impl THBaseServiceAddColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TColumnFamilyDescriptor::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14385,7 +14220,7 @@ impl THBaseServiceAddColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14436,11 +14271,11 @@ impl THBaseServiceDeleteColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::String => {
           let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
@@ -14500,7 +14335,7 @@ impl THBaseServiceDeleteColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14551,11 +14386,11 @@ impl THBaseServiceModifyColumnFamilyArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableName::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TColumnFamilyDescriptor::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -14615,7 +14450,7 @@ impl THBaseServiceModifyColumnFamilyResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14664,7 +14499,7 @@ impl THBaseServiceModifyTableArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TTableDescriptor::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14719,7 +14554,7 @@ impl THBaseServiceModifyTableResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14768,7 +14603,7 @@ impl THBaseServiceCreateNamespaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TNamespaceDescriptor::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14823,7 +14658,7 @@ impl THBaseServiceCreateNamespaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14872,7 +14707,7 @@ impl THBaseServiceModifyNamespaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TNamespaceDescriptor::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14927,7 +14762,7 @@ impl THBaseServiceModifyNamespaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -14976,7 +14811,7 @@ impl THBaseServiceDeleteNamespaceArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -15031,7 +14866,7 @@ impl THBaseServiceDeleteNamespaceResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15080,7 +14915,7 @@ impl THBaseServiceGetNamespaceDescriptorArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_1 = Some(val);
         },
@@ -15146,11 +14981,11 @@ impl THBaseServiceGetNamespaceDescriptorResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Struct => {
           let val = TNamespaceDescriptor::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15259,17 +15094,13 @@ impl THBaseServiceListNamespaceDescriptorsResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TNamespaceDescriptor> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_50 = TNamespaceDescriptor::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_50);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TNamespaceDescriptor>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TNamespaceDescriptor::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15382,17 +15213,13 @@ impl THBaseServiceListNamespacesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_51 = i_prot.read_string()?;
-            val.push(list_elem_51);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<String>> = crate::containers::read_list(i_prot, TType::String, |i_prot| i_prot.read_string())?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15501,7 +15328,7 @@ impl THBaseServiceGetThriftServerTypeResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::I32 => {
           let val = TThriftServerType::read_from_in_protocol(i_prot)?;
           f_0 = Some(val);
         },
@@ -15600,7 +15427,7 @@ impl THBaseServiceGetClusterIdResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::String => {
           let val = i_prot.read_string()?;
           f_0 = Some(val);
         },
@@ -15651,17 +15478,13 @@ impl THBaseServiceGetSlowLogResponsesArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
-          let set_ident = i_prot.read_set_begin()?;
-          let mut val: BTreeSet<TServerName> = BTreeSet::new();
-          for _ in 0..set_ident.size {
-            let set_elem_52 = TServerName::read_from_in_protocol(i_prot)?;
-            val.insert(set_elem_52);
+        1 if field_ident.field_type == TType::Set => {
+          let decoded: Option<BTreeSet<TServerName>> = crate::containers::read_set(i_prot, TType::Struct, |i_prot| TServerName::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_1 = Some(val);
           }
-          i_prot.read_set_end()?;
-          f_1 = Some(val);
         },
-        2 => {
+        2 if field_ident.field_type == TType::Struct => {
           let val = TLogQueryFilter::read_from_in_protocol(i_prot)?;
           f_2 = Some(val);
         },
@@ -15734,17 +15557,13 @@ impl THBaseServiceGetSlowLogResponsesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TOnlineLogRecord> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_53 = TOnlineLogRecord::read_from_in_protocol(i_prot)?;
-            val.push(list_elem_53);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<TOnlineLogRecord>> = crate::containers::read_list(i_prot, TType::Struct, |i_prot| TOnlineLogRecord::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15803,15 +15622,11 @@ impl THBaseServiceClearSlowLogResponsesArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
-          let set_ident = i_prot.read_set_begin()?;
-          let mut val: BTreeSet<TServerName> = BTreeSet::new();
-          for _ in 0..set_ident.size {
-            let set_elem_54 = TServerName::read_from_in_protocol(i_prot)?;
-            val.insert(set_elem_54);
+        1 if field_ident.field_type == TType::Set => {
+          let decoded: Option<BTreeSet<TServerName>> = crate::containers::read_set(i_prot, TType::Struct, |i_prot| TServerName::read_from_in_protocol(i_prot))?;
+          if let Some(val) = decoded {
+            f_1 = Some(val);
           }
-          i_prot.read_set_end()?;
-          f_1 = Some(val);
         },
         _ => {
           crate::wire::skip_value(i_prot, field_ident.field_type)?;
@@ -15878,17 +15693,13 @@ impl THBaseServiceClearSlowLogResponsesResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
-          let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<bool> = Vec::with_capacity(list_ident.size as usize);
-          for _ in 0..list_ident.size {
-            let list_elem_55 = i_prot.read_bool()?;
-            val.push(list_elem_55);
+        0 if field_ident.field_type == TType::List => {
+          let decoded: Option<Vec<bool>> = crate::containers::read_list(i_prot, TType::Bool, |i_prot| i_prot.read_bool())?;
+          if let Some(val) = decoded {
+            f_0 = Some(val);
           }
-          i_prot.read_list_end()?;
-          f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -15947,7 +15758,7 @@ impl THBaseServiceGrantArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TAccessControlEntity::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -16013,11 +15824,11 @@ impl THBaseServiceGrantResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -16072,7 +15883,7 @@ impl THBaseServiceRevokeArgs {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TAccessControlEntity::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },
@@ -16138,11 +15949,11 @@ impl THBaseServiceRevokeResult {
       }
       let field_id = field_id(&field_ident)?;
       match field_id {
-        0 => {
+        0 if field_ident.field_type == TType::Bool => {
           let val = i_prot.read_bool()?;
           f_0 = Some(val);
         },
-        1 => {
+        1 if field_ident.field_type == TType::Struct => {
           let val = TIOError::read_from_in_protocol(i_prot)?;
           f_1 = Some(val);
         },

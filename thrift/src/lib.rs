@@ -4,12 +4,16 @@
 //!
 //! Both modules are generated from `idl/*.thrift` by `regen.sh` and committed;
 //! building this crate needs no Thrift compiler. Never edit them by hand:
-//! change the IDL or `codegen/patch_generated.py` and regenerate. [`wire`] holds
-//! the hand-written helpers the generated processors call. This crate owns the
-//! interface types only; serving them belongs to the gateway.
+//! change the IDL or `codegen/patch_generated.py` and regenerate. [`wire`] and
+//! [`containers`] hold the hand-written helpers the generated code calls, and
+//! [`input`] the hardened input protocols a server must decode requests with.
+//! This crate owns the interface types and their decoding only; serving them
+//! belongs to the gateway.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod containers;
+pub mod input;
 pub mod wire;
 
 /// Thrift1: service `Hbase` (`HbaseSyncHandler`, `HbaseSyncProcessor`,

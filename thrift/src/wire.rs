@@ -1,9 +1,11 @@
 //! Wire helpers called by the generated processors in [`crate::hbase`] and
 //! [`crate::hbase2`] (the calls are inserted by `codegen/patch_generated.py`).
 //!
-//! Owns byte-safe skipping of values and the mapping of argument-decoding
-//! failures to `PROTOCOL_ERROR`. Must not depend on the generated modules,
-//! and must not change what a well-formed call decodes to.
+//! Owns byte-safe skipping of values, the mapping of argument-decoding
+//! failures to `PROTOCOL_ERROR`, and the error for a union that carries no
+//! known field. Container decoding lives in [`crate::containers`]. Must not
+//! depend on the generated modules, and must not change what a well-formed
+//! call decodes to.
 
 use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TSerializable, TType};
 use thrift::{ApplicationError, ApplicationErrorKind, ProtocolError, ProtocolErrorKind};
@@ -50,6 +52,15 @@ pub fn decode_empty_struct<T: TSerializable>() -> thrift::Result<T> {
     // In the binary protocol an empty struct is the single STOP byte.
     let empty: &[u8] = &[0];
     T::read_from_in_protocol(&mut TBinaryInputProtocol::new(empty, true))
+}
+
+/// The error a union reader returns when its one field was unknown or had
+/// the wrong wire type, so it was skipped and the union holds nothing.
+pub fn union_without_known_field(union_name: &str) -> thrift::Error {
+    protocol_error(
+        ProtocolErrorKind::InvalidData,
+        format!("received no known field for union {union_name}"),
+    )
 }
 
 fn skip_nested(
@@ -277,6 +288,17 @@ mod tests {
             decode_empty_struct::<Sample>().ok(),
             Some(Sample { optional: None })
         );
+    }
+
+    #[test]
+    fn union_without_known_field_is_invalid_data() {
+        match union_without_known_field("TMutation") {
+            thrift::Error::Protocol(error) => {
+                assert_eq!(error.kind, ProtocolErrorKind::InvalidData);
+                assert!(error.message.contains("TMutation"));
+            }
+            other => panic!("expected a protocol error, got {other:?}"),
+        }
     }
 
     #[test]

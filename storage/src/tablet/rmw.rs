@@ -220,7 +220,9 @@ impl Tablet {
     /// Shared body of increment and append: for each column, read the newest value,
     /// compute the new one (`compute(index, old) -> (new, changed)`), then write every
     /// changed column as one mutation. A column named twice sees the value computed
-    /// for its earlier mention. New versions get `max(now, old timestamp + 1)`.
+    /// for its earlier mention. New versions get `max(now, old timestamp)`: within one
+    /// millisecond a new value replaces the old at the same timestamp (the later
+    /// sequence number wins), so a plain put made "now" still supersedes it.
     fn read_modify_write(
         &self,
         row: &Bytes,
@@ -257,12 +259,14 @@ impl Tablet {
                 };
                 let (value, changed) = compute(i, old_value.as_deref())?;
                 let timestamp = match (changed, old_ts) {
-                    (true, Some(t)) => now.max(t.saturating_add(1)),
+                    (true, Some(t)) => now.max(t),
                     (true, None) => now,
                     (false, Some(t)) => t,
                     (false, None) => now,
                 };
                 if changed {
+                    // A column named twice keeps only its last computed value.
+                    entries.retain(|e| !(e.family == *family && e.qualifier == *qualifier));
                     entries.push(Entry {
                         kind: KeyKind::Put,
                         family: family.clone(),

@@ -183,6 +183,7 @@ impl Tablet {
             done: false,
             end_after_row: false,
             positioned: false,
+            ended_by_filter: false,
         })
     }
 }
@@ -224,6 +225,9 @@ pub struct TabletScanner {
     end_after_row: bool,
     /// False until the first forward seek.
     positioned: bool,
+    /// The filter ended the scan (WHILE, PageFilter...): later tablets of the same
+    /// scan must not be read either.
+    ended_by_filter: bool,
 }
 
 impl TabletScanner {
@@ -270,13 +274,20 @@ impl TabletScanner {
         Ok(out)
     }
 
+    /// True when the filter, not the end of the rows, ended the scan.
+    pub fn ended_by_filter(&self) -> bool {
+        self.ended_by_filter
+    }
+
     fn next_full_row(&mut self) -> Result<Option<(Bytes, Vec<Cell>)>> {
         loop {
             if self.end_after_row {
+                self.ended_by_filter = true;
                 return Ok(None);
             }
             if let Some(f) = self.filter.as_deref() {
                 if f.filter_all_remaining() {
+                    self.ended_by_filter = true;
                     return Ok(None);
                 }
             }
@@ -294,7 +305,10 @@ impl TabletScanner {
                 match f.filter_row_key(&row) {
                     RowVerdict::Include => {}
                     RowVerdict::Skip => continue,
-                    RowVerdict::EndScan => return Ok(None),
+                    RowVerdict::EndScan => {
+                        self.ended_by_filter = true;
+                        return Ok(None);
+                    }
                 }
             }
             if self.reverse {

@@ -1,0 +1,962 @@
+//! The coordinator: the one process that changes the shape of the cluster.
+//!
+//! Owns: election through the lock service, the registry of regionservers, table and
+//! namespace descriptors (stored in the lock service), bootstrap of the root and
+//! METADATA tablets, assignment of every tablet to a regionserver, table admin
+//! (create, delete, enable, disable, truncate, schema changes), compactions on
+//! request, and splitting tablets that grew too large.
+//! Must not: serve reads or writes of user data, or cache locations for clients.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::{Mutex, RwLock};
+use tabula_regionserver::{RsError, TabletService};
+use tabula_storage::tablet::TabletDescriptor;
+use tabula_storage::{Durability, FamilySchema, TableSchema};
+
+use crate::catalog::{
+    self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
+    ROOT_TABLE, ROOT_TABLET_ID,
+};
+use crate::lock::{CasOutcome, LockError, LockService, SessionId};
+use crate::tables::{
+    canonical_name, split_name, validate_namespace, validate_table_name, NamespaceDescriptor,
+    TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
+};
+
+const COORDINATOR_LOCK: &str = "/tabula/coordinator";
+const ROOT_FILE: &str = "/tabula/root";
+const TABLET_ID_COUNTER: &str = "/tabula/next-tablet-id";
+const TABLES_PREFIX: &str = "/tabula/tables/";
+const NAMESPACES_PREFIX: &str = "/tabula/namespaces/";
+const CLUSTER_ID_FILE: &str = "/tabula/cluster-id";
+const PERMISSIONS_PREFIX: &str = "/tabula/acl/";
+
+/// Why a coordinator call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CoordError {
+    #[error("table {0} does not exist")]
+    TableNotFound(String),
+    #[error("table {0} already exists")]
+    TableExists(String),
+    #[error("table {0} is disabled")]
+    TableDisabled(String),
+    #[error("table {0} is enabled")]
+    TableNotDisabled(String),
+    #[error("namespace {0} does not exist")]
+    NamespaceNotFound(String),
+    #[error("namespace {0} already exists")]
+    NamespaceExists(String),
+    #[error("namespace {0} is not empty")]
+    NamespaceNotEmpty(String),
+    #[error("column family {family} does not exist in table {table}")]
+    NoSuchFamily { table: String, family: String },
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("no regionserver is available")]
+    NoServers,
+    #[error("another coordinator holds the coordinator lock")]
+    AnotherCoordinator,
+    #[error("lock service: {0}")]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    #[error("regionserver: {0}")]
+    Rs(#[from] RsError),
+    #[error("stored {what} is corrupt")]
+    Corrupt { what: String },
+}
+
+/// Result type of coordinator calls.
+pub type CoordResult<T> = std::result::Result<T, CoordError>;
+
+/// Settings of the coordinator.
+#[derive(Debug, Clone)]
+pub struct CoordinatorOptions {
+    /// Lease of the coordinator's lock-service session.
+    pub session_ttl: Duration,
+    /// A user tablet whose files exceed this is split in two (0 = never).
+    pub split_threshold_bytes: u64,
+    /// How often splits and balance are considered.
+    pub maintenance_interval: Duration,
+}
+
+impl Default for CoordinatorOptions {
+    fn default() -> Self {
+        CoordinatorOptions {
+            session_ttl: Duration::from_secs(10),
+            split_threshold_bytes: 256 << 20,
+            maintenance_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The coordinator of one cluster.
+pub struct Coordinator {
+    lock: Arc<dyn LockService>,
+    session: SessionId,
+    opts: CoordinatorOptions,
+    servers: RwLock<BTreeMap<String, Arc<dyn TabletService>>>,
+    tables: RwLock<BTreeMap<Bytes, TableDescriptor>>,
+    namespaces: RwLock<BTreeMap<String, NamespaceDescriptor>>,
+    /// Serializes admin operations (create/delete/enable/disable/split).
+    admin: Mutex<()>,
+    cluster_id: String,
+    stopping: AtomicBool,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn shown(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+fn table_path(name: &[u8]) -> String {
+    format!("{TABLES_PREFIX}{}", shown(name))
+}
+
+impl Coordinator {
+    /// Becomes the coordinator: takes the coordinator lock, loads descriptors,
+    /// bootstraps the catalog on a new cluster and assigns every tablet to one of
+    /// `servers`.
+    pub fn start(
+        lock: Arc<dyn LockService>,
+        servers: Vec<Arc<dyn TabletService>>,
+        opts: CoordinatorOptions,
+    ) -> CoordResult<Arc<Coordinator>> {
+        let session = lock.create_session(opts.session_ttl)?;
+        let got = lock.lock(
+            COORDINATOR_LOCK,
+            session,
+            b"coordinator",
+            Duration::from_secs(30),
+        )?;
+        if got.is_none() {
+            return Err(CoordError::AnotherCoordinator);
+        }
+        let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
+            Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
+            None => {
+                let id = format!("tabula-{:x}", now_ms());
+                lock.put(CLUSTER_ID_FILE, id.as_bytes())?;
+                id
+            }
+        };
+        let coord = Arc::new(Coordinator {
+            lock,
+            session,
+            opts,
+            servers: RwLock::new(servers.into_iter().map(|s| (s.name(), s)).collect()),
+            tables: RwLock::new(BTreeMap::new()),
+            namespaces: RwLock::new(BTreeMap::new()),
+            admin: Mutex::new(()),
+            cluster_id,
+            stopping: AtomicBool::new(false),
+        });
+        coord.load_descriptors()?;
+        coord.assign_all()?;
+        Ok(coord)
+    }
+
+    /// The cluster's id.
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// The lock service.
+    pub fn lock_service(&self) -> &Arc<dyn LockService> {
+        &self.lock
+    }
+
+    /// Keeps the coordinator's session alive; call periodically.
+    pub fn heartbeat(&self) -> CoordResult<()> {
+        Ok(self.lock.keep_alive(self.session)?)
+    }
+
+    /// A registered regionserver.
+    pub fn server(&self, name: &str) -> Option<Arc<dyn TabletService>> {
+        self.servers.read().get(name).cloned()
+    }
+
+    /// Every registered regionserver.
+    pub fn servers(&self) -> Vec<Arc<dyn TabletService>> {
+        self.servers.read().values().cloned().collect()
+    }
+
+    fn server_or_err(&self, name: &str) -> CoordResult<Arc<dyn TabletService>> {
+        self.server(name)
+            .ok_or_else(|| CoordError::Catalog(CatalogError::UnknownServer(name.into())))
+    }
+
+    /// The server with the fewest tablets.
+    fn pick_server(&self) -> CoordResult<Arc<dyn TabletService>> {
+        let servers = self.servers();
+        servers
+            .into_iter()
+            .min_by_key(|s| s.report().len())
+            .ok_or(CoordError::NoServers)
+    }
+
+    // ------------------------------------------------------------ descriptors
+
+    fn load_descriptors(&self) -> CoordResult<()> {
+        let mut namespaces = BTreeMap::new();
+        for (path, v) in self.lock.list(NAMESPACES_PREFIX)?.files {
+            let ns =
+                NamespaceDescriptor::decode(&v.value).ok_or(CoordError::Corrupt { what: path })?;
+            namespaces.insert(ns.name.clone(), ns);
+        }
+        for builtin in [DEFAULT_NAMESPACE, SYSTEM_NAMESPACE] {
+            if !namespaces.contains_key(builtin) {
+                let ns = NamespaceDescriptor {
+                    name: builtin.into(),
+                    configuration: BTreeMap::new(),
+                };
+                self.lock
+                    .put(&format!("{NAMESPACES_PREFIX}{builtin}"), &ns.encode())?;
+                namespaces.insert(builtin.into(), ns);
+            }
+        }
+        *self.namespaces.write() = namespaces;
+        let mut tables = BTreeMap::new();
+        for (path, v) in self.lock.list(TABLES_PREFIX)?.files {
+            let t = TableDescriptor::decode(&v.value).ok_or(CoordError::Corrupt { what: path })?;
+            tables.insert(t.name.clone(), t);
+        }
+        *self.tables.write() = tables;
+        Ok(())
+    }
+
+    fn store_table(&self, t: &TableDescriptor) -> CoordResult<()> {
+        self.lock.put(&table_path(&t.name), &t.encode())?;
+        self.tables.write().insert(t.name.clone(), t.clone());
+        Ok(())
+    }
+
+    /// A user table's descriptor (by any spelling of its name).
+    pub fn table(&self, name: &[u8]) -> Option<TableDescriptor> {
+        self.tables.read().get(&canonical_name(name)).cloned()
+    }
+
+    fn table_or_err(&self, name: &[u8]) -> CoordResult<TableDescriptor> {
+        self.table(name)
+            .ok_or_else(|| CoordError::TableNotFound(shown(name)))
+    }
+
+    /// Every user table.
+    pub fn tables(&self) -> Vec<TableDescriptor> {
+        self.tables.read().values().cloned().collect()
+    }
+
+    /// The system tables (the catalog), described like user tables.
+    pub fn system_tables(&self) -> Vec<TableDescriptor> {
+        [META_TABLE]
+            .iter()
+            .map(|n| TableDescriptor {
+                name: Bytes::from_static(n.as_bytes()),
+                families: catalog::catalog_schema(n).families().to_vec(),
+                enabled: true,
+                created_ms: 0,
+            })
+            .collect()
+    }
+
+    // ------------------------------------------------------------ tablet ids
+
+    /// Allocates `n` consecutive tablet ids.
+    fn allocate_ids(&self, n: u64) -> CoordResult<u64> {
+        loop {
+            let current = self.lock.get(TABLET_ID_COUNTER)?;
+            let (expected, first) = match &current {
+                Some(v) => {
+                    let b: [u8; 8] =
+                        v.value
+                            .as_slice()
+                            .try_into()
+                            .map_err(|_| CoordError::Corrupt {
+                                what: TABLET_ID_COUNTER.into(),
+                            })?;
+                    (Some(v.revision), u64::from_be_bytes(b))
+                }
+                None => (None, FIRST_USER_TABLET_ID),
+            };
+            let next = first + n;
+            match self
+                .lock
+                .compare_and_put(TABLET_ID_COUNTER, expected, &next.to_be_bytes())?
+            {
+                CasOutcome::Applied { .. } => return Ok(first),
+                CasOutcome::Conflict { .. } => continue,
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ catalog access
+
+    /// Where the root tablet is.
+    pub fn root_location(&self) -> CoordResult<TabletLocation> {
+        let v = self.lock.get(ROOT_FILE)?.ok_or(CoordError::Corrupt {
+            what: ROOT_FILE.into(),
+        })?;
+        let server = String::from_utf8_lossy(&v.value).into_owned();
+        Ok(TabletLocation {
+            table: Bytes::from_static(ROOT_TABLE.as_bytes()),
+            start_row: Bytes::new(),
+            end_row: Bytes::new(),
+            tablet_id: ROOT_TABLET_ID,
+            server,
+        })
+    }
+
+    /// Every METADATA tablet, from the root tablet.
+    pub fn meta_tablets(&self) -> CoordResult<Vec<TabletLocation>> {
+        let root = self.root_location()?;
+        let svc = self.server_or_err(&root.server)?;
+        let (start, stop) = catalog::table_range(META_TABLE.as_bytes());
+        Ok(catalog::scan_catalog(
+            svc.as_ref(),
+            ROOT_TABLET_ID,
+            &start,
+            &stop,
+            usize::MAX,
+        )?)
+    }
+
+    /// The METADATA tablet whose rows include catalog key `key`.
+    fn meta_tablet_for(&self, key: &[u8]) -> CoordResult<TabletLocation> {
+        let root = self.root_location()?;
+        let svc = self.server_or_err(&root.server)?;
+        let search = catalog::search_key(META_TABLE.as_bytes(), key);
+        let (_, stop) = catalog::table_range(META_TABLE.as_bytes());
+        catalog::scan_catalog(svc.as_ref(), ROOT_TABLET_ID, &search, &stop, 1)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                CoordError::Catalog(CatalogError::NoTablet {
+                    table: META_TABLE.into(),
+                    row: key.to_vec(),
+                })
+            })
+    }
+
+    /// Every tablet of a user table, in row order.
+    pub fn table_tablets(&self, name: &[u8]) -> CoordResult<Vec<TabletLocation>> {
+        let name = canonical_name(name);
+        let (start, stop) = catalog::table_range(&name);
+        let mut out = Vec::new();
+        for meta in self.meta_tablets()? {
+            // Only METADATA tablets overlapping the table's key range.
+            if !meta.end_row.is_empty() && meta.end_row <= start {
+                continue;
+            }
+            if meta.start_row >= stop {
+                continue;
+            }
+            let svc = self.server_or_err(&meta.server)?;
+            out.extend(catalog::scan_catalog(
+                svc.as_ref(),
+                meta.tablet_id,
+                &start,
+                &stop,
+                usize::MAX,
+            )?);
+        }
+        Ok(out)
+    }
+
+    fn write_catalog(&self, loc: &TabletLocation) -> CoordResult<()> {
+        let m = catalog::location_mutation(loc);
+        self.apply_catalog(&m)
+    }
+
+    fn apply_catalog(&self, m: &tabula_storage::RowMutation) -> CoordResult<()> {
+        if m.row.starts_with(META_TABLE.as_bytes())
+            && matches!(m.row.get(META_TABLE.len()), Some(0x00) | Some(0x01))
+        {
+            // A row about a METADATA tablet: it lives in the root tablet.
+            let root = self.root_location()?;
+            self.server_or_err(&root.server)?
+                .mutate(ROOT_TABLET_ID, m, Durability::Sync)?;
+        } else {
+            let meta = self.meta_tablet_for(&m.row)?;
+            self.server_or_err(&meta.server)?
+                .mutate(meta.tablet_id, m, Durability::Sync)?;
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ assignment
+
+    fn catalog_descriptor(id: u64, name: &str, start: Bytes, end: Bytes) -> TabletDescriptor {
+        TabletDescriptor {
+            id,
+            schema: catalog::catalog_schema(name),
+            start_row: start,
+            end_row: end,
+        }
+    }
+
+    /// Opens every tablet: root, METADATA, then the tablets of enabled tables,
+    /// recording where each went.
+    fn assign_all(&self) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        // Root tablet.
+        let root_server = self.pick_server()?;
+        root_server.open_tablet(&Self::catalog_descriptor(
+            ROOT_TABLET_ID,
+            ROOT_TABLE,
+            Bytes::new(),
+            Bytes::new(),
+        ))?;
+        self.lock.put(ROOT_FILE, root_server.name().as_bytes())?;
+        // METADATA tablets listed in the root; a new cluster gets its first one.
+        let mut metas = self.meta_tablets()?;
+        if metas.is_empty() {
+            metas.push(TabletLocation {
+                table: Bytes::from_static(META_TABLE.as_bytes()),
+                start_row: Bytes::new(),
+                end_row: Bytes::new(),
+                tablet_id: FIRST_META_TABLET_ID,
+                server: String::new(),
+            });
+        }
+        for mut meta in metas {
+            let server = self.pick_server()?;
+            server.open_tablet(&Self::catalog_descriptor(
+                meta.tablet_id,
+                META_TABLE,
+                meta.start_row.clone(),
+                meta.end_row.clone(),
+            ))?;
+            meta.server = server.name();
+            self.write_catalog(&meta)?;
+        }
+        // User tablets.
+        for t in self.tables() {
+            if !t.enabled {
+                continue;
+            }
+            self.open_table_tablets(&t)?;
+        }
+        Ok(())
+    }
+
+    fn open_table_tablets(&self, t: &TableDescriptor) -> CoordResult<()> {
+        let schema = t
+            .schema()
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        for mut loc in self.table_tablets(&t.name)? {
+            let server = self.pick_server()?;
+            server.open_tablet(&TabletDescriptor {
+                id: loc.tablet_id,
+                schema: schema.clone(),
+                start_row: loc.start_row.clone(),
+                end_row: loc.end_row.clone(),
+            })?;
+            loc.server = server.name();
+            self.write_catalog(&loc)?;
+        }
+        Ok(())
+    }
+
+    fn close_table_tablets(&self, name: &[u8]) -> CoordResult<Vec<TabletLocation>> {
+        let tablets = self.table_tablets(name)?;
+        for loc in &tablets {
+            if let Some(s) = self.server(&loc.server) {
+                s.close_tablet(loc.tablet_id)?;
+            }
+        }
+        Ok(tablets)
+    }
+
+    // ------------------------------------------------------------ namespaces
+
+    /// Every namespace.
+    pub fn namespaces(&self) -> Vec<NamespaceDescriptor> {
+        self.namespaces.read().values().cloned().collect()
+    }
+
+    /// One namespace.
+    pub fn namespace(&self, name: &str) -> CoordResult<NamespaceDescriptor> {
+        self.namespaces
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| CoordError::NamespaceNotFound(name.into()))
+    }
+
+    /// Creates a namespace.
+    pub fn create_namespace(&self, ns: NamespaceDescriptor) -> CoordResult<()> {
+        validate_namespace(&ns.name).map_err(CoordError::InvalidArgument)?;
+        let _g = self.admin.lock();
+        if self.namespaces.read().contains_key(&ns.name) {
+            return Err(CoordError::NamespaceExists(ns.name));
+        }
+        self.lock
+            .put(&format!("{NAMESPACES_PREFIX}{}", ns.name), &ns.encode())?;
+        self.namespaces.write().insert(ns.name.clone(), ns);
+        Ok(())
+    }
+
+    /// Replaces a namespace's configuration.
+    pub fn modify_namespace(&self, ns: NamespaceDescriptor) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        if !self.namespaces.read().contains_key(&ns.name) {
+            return Err(CoordError::NamespaceNotFound(ns.name));
+        }
+        self.lock
+            .put(&format!("{NAMESPACES_PREFIX}{}", ns.name), &ns.encode())?;
+        self.namespaces.write().insert(ns.name.clone(), ns);
+        Ok(())
+    }
+
+    /// Deletes an empty namespace (never `default` or `hbase`).
+    pub fn delete_namespace(&self, name: &str) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        if name == DEFAULT_NAMESPACE || name == SYSTEM_NAMESPACE {
+            return Err(CoordError::InvalidArgument(format!(
+                "namespace {name} cannot be deleted"
+            )));
+        }
+        if !self.namespaces.read().contains_key(name) {
+            return Err(CoordError::NamespaceNotFound(name.into()));
+        }
+        let used = self
+            .tables
+            .read()
+            .keys()
+            .any(|t| split_name(t).0 == name.as_bytes());
+        if used {
+            return Err(CoordError::NamespaceNotEmpty(name.into()));
+        }
+        self.lock.delete(&format!("{NAMESPACES_PREFIX}{name}"))?;
+        self.namespaces.write().remove(name);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ tables
+
+    /// Creates a table with one tablet per split key + 1, enabled.
+    pub fn create_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        mut split_keys: Vec<Bytes>,
+    ) -> CoordResult<()> {
+        validate_table_name(name).map_err(CoordError::InvalidArgument)?;
+        let name = canonical_name(name);
+        let (ns, _) = split_name(&name);
+        let ns = shown(ns);
+        if ns == SYSTEM_NAMESPACE {
+            return Err(CoordError::InvalidArgument(format!(
+                "tables cannot be created in the {SYSTEM_NAMESPACE} namespace"
+            )));
+        }
+        if families.is_empty() {
+            return Err(CoordError::InvalidArgument(format!(
+                "table {} must have at least one column family",
+                shown(&name)
+            )));
+        }
+        let schema = TableSchema::new(shown(&name), families)
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        split_keys.sort();
+        split_keys.dedup();
+        if split_keys.iter().any(|k| k.is_empty()) {
+            return Err(CoordError::InvalidArgument(
+                "split keys must not be empty".into(),
+            ));
+        }
+        let _g = self.admin.lock();
+        if !self.namespaces.read().contains_key(&ns) {
+            return Err(CoordError::NamespaceNotFound(ns));
+        }
+        if self.tables.read().contains_key(&name) {
+            return Err(CoordError::TableExists(shown(&name)));
+        }
+        let desc = TableDescriptor {
+            name: name.clone(),
+            families: schema.families().to_vec(),
+            enabled: true,
+            created_ms: now_ms(),
+        };
+        self.store_table(&desc)?;
+        self.create_tablets(&desc, &schema, &split_keys)
+    }
+
+    fn create_tablets(
+        &self,
+        desc: &TableDescriptor,
+        schema: &TableSchema,
+        split_keys: &[Bytes],
+    ) -> CoordResult<()> {
+        let n = split_keys.len() as u64 + 1;
+        let first_id = self.allocate_ids(n)?;
+        let mut bounds = Vec::with_capacity(split_keys.len() + 2);
+        bounds.push(Bytes::new());
+        bounds.extend(split_keys.iter().cloned());
+        bounds.push(Bytes::new());
+        for (i, w) in bounds.windows(2).enumerate() {
+            let (start, end) = match w {
+                [s, e] => (s.clone(), e.clone()),
+                _ => continue,
+            };
+            let server = self.pick_server()?;
+            let id = first_id + i as u64;
+            server.open_tablet(&TabletDescriptor {
+                id,
+                schema: schema.clone(),
+                start_row: start.clone(),
+                end_row: end.clone(),
+            })?;
+            self.write_catalog(&TabletLocation {
+                table: desc.name.clone(),
+                start_row: start,
+                end_row: end,
+                tablet_id: id,
+                server: server.name(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a disabled table: its catalog rows, files and descriptor.
+    pub fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        let t = self.table_or_err(name)?;
+        if t.enabled {
+            return Err(CoordError::TableNotDisabled(shown(&t.name)));
+        }
+        self.drop_tablets(&t.name)?;
+        self.lock.delete(&table_path(&t.name))?;
+        self.tables.write().remove(&t.name);
+        Ok(())
+    }
+
+    /// Removes every tablet of a (disabled) table; returns their boundaries.
+    fn drop_tablets(&self, name: &Bytes) -> CoordResult<Vec<Bytes>> {
+        let tablets = self.table_tablets(name)?;
+        let server = self.pick_server()?;
+        let mut splits = Vec::new();
+        for loc in &tablets {
+            if let Some(s) = self.server(&loc.server) {
+                s.close_tablet(loc.tablet_id)?;
+            }
+            self.apply_catalog(&catalog::delete_mutation(name, &loc.end_row))?;
+            server.destroy_tablet(loc.tablet_id)?;
+            if !loc.end_row.is_empty() {
+                splits.push(loc.end_row.clone());
+            }
+        }
+        Ok(splits)
+    }
+
+    /// Empties a disabled table; it comes back enabled.
+    pub fn truncate_table(&self, name: &[u8], preserve_splits: bool) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        let mut t = self.table_or_err(name)?;
+        if t.enabled {
+            return Err(CoordError::TableNotDisabled(shown(&t.name)));
+        }
+        let splits = self.drop_tablets(&t.name)?;
+        let schema = t
+            .schema()
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        t.enabled = true;
+        self.store_table(&t)?;
+        let keys = if preserve_splits { splits } else { Vec::new() };
+        self.create_tablets(&t, &schema, &keys)
+    }
+
+    /// Enables a disabled table (opens its tablets).
+    pub fn enable_table(&self, name: &[u8]) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        let mut t = self.table_or_err(name)?;
+        if t.enabled {
+            return Err(CoordError::TableNotDisabled(shown(&t.name)));
+        }
+        self.open_table_tablets(&t)?;
+        t.enabled = true;
+        self.store_table(&t)
+    }
+
+    /// Disables an enabled table (closes its tablets after flushing them).
+    pub fn disable_table(&self, name: &[u8]) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        let mut t = self.table_or_err(name)?;
+        if !t.enabled {
+            return Err(CoordError::TableDisabled(shown(&t.name)));
+        }
+        t.enabled = false;
+        self.store_table(&t)?;
+        self.close_table_tablets(&t.name)?;
+        Ok(())
+    }
+
+    /// Applies a new family list to a table and its open tablets.
+    fn change_families(
+        &self,
+        name: &[u8],
+        edit: impl FnOnce(&mut Vec<FamilySchema>, &str) -> CoordResult<()>,
+    ) -> CoordResult<()> {
+        let _g = self.admin.lock();
+        let mut t = self.table_or_err(name)?;
+        let table = shown(&t.name);
+        edit(&mut t.families, &table)?;
+        if t.families.is_empty() {
+            return Err(CoordError::InvalidArgument(format!(
+                "table {table} must keep at least one column family"
+            )));
+        }
+        let schema = t
+            .schema()
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        t.families = schema.families().to_vec();
+        self.store_table(&t)?;
+        if t.enabled {
+            for loc in self.table_tablets(&t.name)? {
+                if let Some(s) = self.server(&loc.server) {
+                    s.update_schema(loc.tablet_id, &schema)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a column family.
+    pub fn add_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()> {
+        self.change_families(name, |fams, table| {
+            if fams.iter().any(|f| f.name == family.name) {
+                return Err(CoordError::InvalidArgument(format!(
+                    "column family {} already exists in table {table}",
+                    shown(&family.name)
+                )));
+            }
+            fams.push(family);
+            Ok(())
+        })
+    }
+
+    /// Changes a column family's settings.
+    pub fn modify_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()> {
+        self.change_families(name, |fams, table| {
+            let slot = fams
+                .iter_mut()
+                .find(|f| f.name == family.name)
+                .ok_or_else(|| CoordError::NoSuchFamily {
+                    table: table.into(),
+                    family: shown(&family.name),
+                })?;
+            *slot = family;
+            Ok(())
+        })
+    }
+
+    /// Removes a column family (its data becomes unreadable and is dropped by the
+    /// next major compaction).
+    pub fn delete_family(&self, name: &[u8], family: &[u8]) -> CoordResult<()> {
+        self.change_families(name, |fams, table| {
+            let before = fams.len();
+            fams.retain(|f| f.name.as_ref() != family);
+            if fams.len() == before {
+                return Err(CoordError::NoSuchFamily {
+                    table: table.into(),
+                    family: shown(family),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces the family list.
+    pub fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()> {
+        self.change_families(name, |fams, _| {
+            *fams = families;
+            Ok(())
+        })
+    }
+
+    /// Compacts every tablet of a table.
+    pub fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()> {
+        let t = self.table_or_err(name)?;
+        if !t.enabled {
+            return Err(CoordError::TableDisabled(shown(&t.name)));
+        }
+        for loc in self.table_tablets(&t.name)? {
+            self.server_or_err(&loc.server)?
+                .compact_tablet(loc.tablet_id, major)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts one tablet.
+    pub fn compact_tablet(&self, loc: &TabletLocation, major: bool) -> CoordResult<()> {
+        Ok(self
+            .server_or_err(&loc.server)?
+            .compact_tablet(loc.tablet_id, major)?)
+    }
+
+    // ------------------------------------------------------------ permissions
+
+    /// Stores a permission entry (user, scope, actions).
+    pub fn put_permission(&self, key: &str, actions: &str) -> CoordResult<()> {
+        self.lock
+            .put(&format!("{PERMISSIONS_PREFIX}{key}"), actions.as_bytes())?;
+        Ok(())
+    }
+
+    /// Removes a permission entry.
+    pub fn remove_permission(&self, key: &str) -> CoordResult<()> {
+        self.lock.delete(&format!("{PERMISSIONS_PREFIX}{key}"))?;
+        Ok(())
+    }
+
+    /// A stored permission entry's actions.
+    pub fn permission(&self, key: &str) -> CoordResult<Option<String>> {
+        Ok(self
+            .lock
+            .get(&format!("{PERMISSIONS_PREFIX}{key}"))?
+            .map(|v| String::from_utf8_lossy(&v.value).into_owned()))
+    }
+
+    // ------------------------------------------------------------ maintenance
+
+    /// Splits user tablets that grew past the threshold. Returns how many split.
+    pub fn split_large_tablets(&self) -> CoordResult<usize> {
+        if self.opts.split_threshold_bytes == 0 {
+            return Ok(0);
+        }
+        let mut splits = 0;
+        let servers = self.servers();
+        for server in servers {
+            for report in server.report() {
+                if report.tablet < FIRST_USER_TABLET_ID
+                    || report.stats.file_bytes < self.opts.split_threshold_bytes
+                {
+                    continue;
+                }
+                match self.split_tablet(server.as_ref(), report.tablet, None) {
+                    Ok(true) => splits += 1,
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(tablet = report.tablet, error = %e, "split failed"),
+                }
+            }
+        }
+        Ok(splits)
+    }
+
+    /// Splits one tablet (at `at`, or its midpoint) and records the children in the
+    /// catalog. Returns false when the tablet could not be split (too little data).
+    pub fn split_tablet(
+        &self,
+        server: &dyn TabletService,
+        tablet: u64,
+        at: Option<Bytes>,
+    ) -> CoordResult<bool> {
+        let _g = self.admin.lock();
+        let Some(parent) = self.find_user_tablet(tablet)? else {
+            return Ok(false);
+        };
+        let ids = self.allocate_ids(2)?;
+        let outcome = match server.split_tablet(tablet, at, ids, ids + 1) {
+            Ok(o) => o,
+            Err(RsError::Storage(tabula_storage::Error::InvalidArgument(_))) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        // Left child first (a new row), then the right child over the parent's row:
+        // a reader between the two writes finds either the new left child or the
+        // closed parent, which answers "not serving" and is looked up again.
+        self.write_catalog(&TabletLocation {
+            table: parent.table.clone(),
+            start_row: outcome.left.start_row.clone(),
+            end_row: outcome.left.end_row.clone(),
+            tablet_id: outcome.left.id,
+            server: server.name(),
+        })?;
+        self.write_catalog(&TabletLocation {
+            table: parent.table.clone(),
+            start_row: outcome.right.start_row.clone(),
+            end_row: outcome.right.end_row.clone(),
+            tablet_id: outcome.right.id,
+            server: server.name(),
+        })?;
+        tracing::info!(
+            table = %shown(&parent.table),
+            parent = tablet,
+            left = outcome.left.id,
+            right = outcome.right.id,
+            at = ?outcome.at,
+            "split tablet"
+        );
+        Ok(true)
+    }
+
+    fn find_user_tablet(&self, tablet: u64) -> CoordResult<Option<TabletLocation>> {
+        for t in self.tables() {
+            if let Some(loc) = self
+                .table_tablets(&t.name)?
+                .into_iter()
+                .find(|l| l.tablet_id == tablet)
+            {
+                return Ok(Some(loc));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One round of background maintenance: session heartbeat and splits.
+    pub fn maintenance(&self) {
+        if let Err(e) = self.heartbeat() {
+            tracing::error!(error = %e, "coordinator lost its lock-service session");
+        }
+        if let Err(e) = self.split_large_tablets() {
+            tracing::warn!(error = %e, "split check failed");
+        }
+    }
+
+    /// Runs [`Coordinator::maintenance`] on a background thread until [`Coordinator::stop`].
+    pub fn spawn_maintenance(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+        let me = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("tabula-coordinator".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(200);
+                let mut waited = Duration::ZERO;
+                while !me.stopping.load(Ordering::Acquire) {
+                    std::thread::sleep(tick);
+                    waited += tick;
+                    if waited >= me.opts.maintenance_interval.min(me.opts.session_ttl / 3) {
+                        waited = Duration::ZERO;
+                        me.maintenance();
+                    }
+                }
+            })
+            .ok()
+    }
+
+    /// Stops background work and gives up the coordinator lock.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        let _ = self.lock.unlock(COORDINATOR_LOCK, self.session);
+        if let Err(e) = self.lock.close_session(self.session) {
+            tracing::warn!(error = %e, "could not close the coordinator's lock-service session");
+        }
+    }
+
+    /// How many tablets each server holds.
+    pub fn load(&self) -> HashMap<String, usize> {
+        self.servers()
+            .iter()
+            .map(|s| (s.name(), s.report().len()))
+            .collect()
+    }
+}

@@ -1,0 +1,304 @@
+//! Table and namespace descriptors and their stored form.
+//!
+//! Owns: [`TableDescriptor`] and [`NamespaceDescriptor`] (what the coordinator keeps
+//! about each table and namespace in the lock service, as Bigtable keeps schemas in
+//! Chubby), their binary encoding, and the naming rules for tables and namespaces.
+//! Must not: talk to the lock service or regionservers.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use tabula_storage::coding::{put_bytes, put_varint, Reader};
+use tabula_storage::{BloomType, Compression, FamilySchema, TableSchema};
+
+/// The namespace of tables named without one.
+pub const DEFAULT_NAMESPACE: &str = "default";
+/// The namespace of system tables.
+pub const SYSTEM_NAMESPACE: &str = "hbase";
+
+const TABLE_MAGIC: &[u8; 4] = b"TBTD";
+const NS_MAGIC: &[u8; 4] = b"TBNS";
+const VERSION: u8 = 1;
+
+/// Everything stored about a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableDescriptor {
+    /// Full name as clients spell it (`t` or `ns:t`).
+    pub name: Bytes,
+    pub families: Vec<FamilySchema>,
+    pub enabled: bool,
+    /// Creation time in ms (region ids derive from it).
+    pub created_ms: i64,
+}
+
+impl TableDescriptor {
+    /// The storage schema of the table.
+    pub fn schema(&self) -> Result<TableSchema, tabula_storage::Error> {
+        TableSchema::new(
+            String::from_utf8_lossy(&self.name).into_owned(),
+            self.families.clone(),
+        )
+    }
+
+    /// Encodes the descriptor.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.families.len() * 32);
+        out.extend_from_slice(TABLE_MAGIC);
+        out.push(VERSION);
+        put_bytes(&mut out, &self.name);
+        out.push(u8::from(self.enabled));
+        out.extend_from_slice(&self.created_ms.to_be_bytes());
+        put_varint(&mut out, self.families.len() as u64);
+        for f in &self.families {
+            put_bytes(&mut out, &f.name);
+            put_varint(&mut out, u64::from(f.max_versions));
+            put_varint(&mut out, f.ttl_seconds.map_or(0, |t| t.saturating_add(1)));
+            match f.compression {
+                Compression::None => out.push(0),
+                Compression::Zstd(level) => {
+                    out.push(1);
+                    put_varint(&mut out, u64::try_from(level).unwrap_or(3));
+                }
+            }
+            out.push(match f.bloom {
+                BloomType::None => 0,
+                BloomType::Row => 1,
+                BloomType::RowCol => 2,
+            });
+            out.push(u8::from(f.block_cache));
+            out.push(u8::from(f.in_memory));
+        }
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_be_bytes());
+        out
+    }
+
+    /// Decodes a descriptor; `None` when malformed.
+    pub fn decode(buf: &[u8]) -> Option<TableDescriptor> {
+        let body = checked_body(buf)?;
+        let mut r = Reader::new(body);
+        if r.raw(4)? != TABLE_MAGIC || r.u8()? != VERSION {
+            return None;
+        }
+        let name = Bytes::copy_from_slice(r.bytes()?);
+        let enabled = flag(r.u8()?)?;
+        let created_ms = r.i64_be()?;
+        let n = r.varint()?;
+        let mut families = Vec::new();
+        for _ in 0..n {
+            let fname = Bytes::copy_from_slice(r.bytes()?);
+            let max_versions = u32::try_from(r.varint()?).ok()?;
+            let ttl = match r.varint()? {
+                0 => None,
+                t => Some(t - 1),
+            };
+            let compression = match r.u8()? {
+                0 => Compression::None,
+                1 => Compression::Zstd(i32::try_from(r.varint()?).ok()?),
+                _ => return None,
+            };
+            let bloom = match r.u8()? {
+                0 => BloomType::None,
+                1 => BloomType::Row,
+                2 => BloomType::RowCol,
+                _ => return None,
+            };
+            let block_cache = flag(r.u8()?)?;
+            let in_memory = flag(r.u8()?)?;
+            families.push(FamilySchema {
+                name: fname,
+                max_versions,
+                ttl_seconds: ttl,
+                compression,
+                bloom,
+                block_cache,
+                in_memory,
+            });
+        }
+        (r.remaining() == 0).then_some(TableDescriptor {
+            name,
+            families,
+            enabled,
+            created_ms,
+        })
+    }
+}
+
+/// A namespace and its configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceDescriptor {
+    pub name: String,
+    pub configuration: BTreeMap<String, String>,
+}
+
+impl NamespaceDescriptor {
+    /// Encodes the descriptor.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(NS_MAGIC);
+        out.push(VERSION);
+        put_bytes(&mut out, self.name.as_bytes());
+        put_varint(&mut out, self.configuration.len() as u64);
+        for (k, v) in &self.configuration {
+            put_bytes(&mut out, k.as_bytes());
+            put_bytes(&mut out, v.as_bytes());
+        }
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_be_bytes());
+        out
+    }
+
+    /// Decodes a descriptor; `None` when malformed.
+    pub fn decode(buf: &[u8]) -> Option<NamespaceDescriptor> {
+        let body = checked_body(buf)?;
+        let mut r = Reader::new(body);
+        if r.raw(4)? != NS_MAGIC || r.u8()? != VERSION {
+            return None;
+        }
+        let name = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        let n = r.varint()?;
+        let mut configuration = BTreeMap::new();
+        for _ in 0..n {
+            let k = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+            let v = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+            configuration.insert(k, v);
+        }
+        (r.remaining() == 0).then_some(NamespaceDescriptor {
+            name,
+            configuration,
+        })
+    }
+}
+
+fn checked_body(buf: &[u8]) -> Option<&[u8]> {
+    let n = buf.len().checked_sub(4)?;
+    let (body, crc) = buf.split_at(n);
+    let crc = u32::from_be_bytes(crc.try_into().ok()?);
+    (crc32c::crc32c(body) == crc).then_some(body)
+}
+
+fn flag(b: u8) -> Option<bool> {
+    match b {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
+/// Splits `ns:table` into namespace and qualifier (`default` when absent).
+pub fn split_name(name: &[u8]) -> (&[u8], &[u8]) {
+    match name.iter().position(|&b| b == b':') {
+        Some(i) => (
+            name.get(..i).unwrap_or(&[]),
+            name.get(i + 1..).unwrap_or(&[]),
+        ),
+        None => (DEFAULT_NAMESPACE.as_bytes(), name),
+    }
+}
+
+/// The name clients use: `t` for the default namespace, `ns:t` otherwise.
+pub fn canonical_name(name: &[u8]) -> Bytes {
+    let (ns, q) = split_name(name);
+    if ns == DEFAULT_NAMESPACE.as_bytes() {
+        Bytes::copy_from_slice(q)
+    } else {
+        Bytes::copy_from_slice(name)
+    }
+}
+
+/// Checks a namespace name (HBase: letters, digits and `_`).
+pub fn validate_namespace(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("namespace name is empty".into());
+    }
+    if name.len() > 128 {
+        return Err(format!(
+            "namespace name '{name}' is longer than 128 characters"
+        ));
+    }
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!(
+            "namespace name '{name}' is illegal: only letters, digits and '_' are allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a table name (HBase: `[ns:]qualifier`, the qualifier of letters, digits,
+/// `_`, `-` and `.`, not starting with `.` or `-`).
+pub fn validate_table_name(name: &[u8]) -> Result<(), String> {
+    let shown = String::from_utf8_lossy(name);
+    if name.is_empty() {
+        return Err("table name is empty".into());
+    }
+    if name.len() > 255 {
+        return Err(format!("table name '{shown}' is longer than 255 bytes"));
+    }
+    if name.iter().filter(|&&b| b == b':').count() > 1 {
+        return Err(format!("table name '{shown}' has more than one ':'"));
+    }
+    let (ns, q) = split_name(name);
+    validate_namespace(&String::from_utf8_lossy(ns))
+        .map_err(|e| format!("table name '{shown}': {e}"))?;
+    if q.is_empty() {
+        return Err(format!("table name '{shown}' has an empty qualifier"));
+    }
+    if matches!(q.first(), Some(b'.') | Some(b'-')) {
+        return Err(format!(
+            "table name '{shown}' must not start with '.' or '-'"
+        ));
+    }
+    if !q
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+    {
+        return Err(format!(
+            "table name '{shown}' is illegal: only letters, digits, '_', '-' and '.' are allowed"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_roundtrip_and_corruption() {
+        let d = TableDescriptor {
+            name: Bytes::from_static(b"ns:t1"),
+            families: vec![
+                FamilySchema::new(&b"cf"[..]).max_versions(7).ttl(Some(60)),
+                FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3)),
+            ],
+            enabled: true,
+            created_ms: 1234,
+        };
+        let enc = d.encode();
+        assert_eq!(TableDescriptor::decode(&enc), Some(d));
+        for i in 0..enc.len() {
+            let mut bad = enc.clone();
+            bad[i] ^= 1;
+            assert_eq!(TableDescriptor::decode(&bad), None, "flip at {i}");
+        }
+        let ns = NamespaceDescriptor {
+            name: "ns".into(),
+            configuration: [("k".to_string(), "v".to_string())].into_iter().collect(),
+        };
+        assert_eq!(NamespaceDescriptor::decode(&ns.encode()), Some(ns));
+    }
+
+    #[test]
+    fn names() {
+        assert!(validate_table_name(b"t-1.x_y").is_ok());
+        assert!(validate_table_name(b"ns:t").is_ok());
+        assert!(validate_table_name(b"").is_err());
+        assert!(validate_table_name(b"a:b:c").is_err());
+        assert!(validate_table_name(b".t").is_err());
+        assert!(validate_table_name(b"t\x00").is_err());
+        assert!(validate_table_name(b"n-s:t").is_err());
+        assert_eq!(canonical_name(b"default:t").as_ref(), b"t");
+        assert_eq!(canonical_name(b"ns:t").as_ref(), b"ns:t");
+        assert_eq!(split_name(b"t"), (&b"default"[..], &b"t"[..]));
+    }
+}

@@ -1,0 +1,480 @@
+//! The cluster backend: [`Backend`] implemented by routing to regionservers and
+//! asking the coordinator.
+//!
+//! Owns: checking a table's state before data calls, routing each row operation to
+//! the tablet that holds the row (retrying with a fresh location when a tablet moved
+//! or split), table-wide scans ([`scanner`]), and mapping coordinator and
+//! regionserver errors onto [`BackendError`].
+//! Must not: know Thrift, or implement storage semantics (regionservers do).
+
+pub mod router;
+pub mod scanner;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tabula_coordinator::catalog::TabletLocation;
+use tabula_coordinator::tables::{canonical_name, NamespaceDescriptor, TableDescriptor};
+use tabula_coordinator::{CoordError, Coordinator};
+use tabula_regionserver::{ReadSpec, RsError, RsResult, ScanSpec, TabletService};
+use tabula_storage::tablet::Condition;
+use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
+
+use crate::backend::{
+    Backend, BackendError, BackendResult, NamespaceInfo, Permission, PermissionScope, RegionInfo,
+    TableInfo, TableScanner,
+};
+use router::Router;
+use scanner::ClusterScanner;
+
+/// Attempts of a row operation before a "not serving" answer is returned.
+const MAX_ATTEMPTS: u32 = 12;
+
+/// The backend of one cluster.
+pub struct ClusterBackend {
+    coordinator: Arc<Coordinator>,
+    router: Arc<Router>,
+}
+
+fn shown(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Maps a regionserver error for table `table`.
+pub(crate) fn rs_error(table: &[u8], e: RsError) -> BackendError {
+    use tabula_storage::Error as S;
+    match e {
+        RsError::BadFilter(f) => BackendError::BadFilter(f.to_string()),
+        RsError::UnknownScanner { scanner } => BackendError::Io {
+            message: format!("scanner {scanner} expired on its regionserver"),
+            retry: false,
+        },
+        RsError::NotServing { tablet } => BackendError::Io {
+            message: format!(
+                "tablet {tablet} of table {} is not being served",
+                shown(table)
+            ),
+            retry: true,
+        },
+        RsError::Storage(s) => match s {
+            S::UnknownFamily { family, .. } => BackendError::NoSuchFamily {
+                table: shown(table),
+                family,
+            },
+            S::EmptyRowKey
+            | S::RowKeyTooLong { .. }
+            | S::ValueTooLarge { .. }
+            | S::InvalidTimestamp { .. }
+            | S::InvalidArgument(_) => BackendError::InvalidArgument(s.to_string()),
+            other => BackendError::Io {
+                retry: !other.is_permanent(),
+                message: other.to_string(),
+            },
+        },
+    }
+}
+
+/// Maps a coordinator error.
+fn coord_error(e: CoordError) -> BackendError {
+    match e {
+        CoordError::TableNotFound(t) => BackendError::TableNotFound(t),
+        CoordError::TableExists(t) => BackendError::TableExists(t),
+        CoordError::TableDisabled(t) => BackendError::TableDisabled(t),
+        CoordError::TableNotDisabled(t) => BackendError::TableNotDisabled(t),
+        CoordError::NamespaceNotFound(n) => BackendError::NamespaceNotFound(n),
+        CoordError::NamespaceExists(n) => BackendError::NamespaceExists(n),
+        CoordError::NamespaceNotEmpty(n) => BackendError::NamespaceNotEmpty(n),
+        CoordError::NoSuchFamily { table, family } => BackendError::NoSuchFamily { table, family },
+        CoordError::InvalidArgument(m) => BackendError::InvalidArgument(m),
+        CoordError::Rs(e) => rs_error(b"", e),
+        other => BackendError::Io {
+            message: other.to_string(),
+            retry: true,
+        },
+    }
+}
+
+fn table_info(t: &TableDescriptor) -> TableInfo {
+    TableInfo {
+        name: t.name.clone(),
+        families: t.families.clone(),
+        enabled: t.enabled,
+    }
+}
+
+impl ClusterBackend {
+    /// A backend over `coordinator` (which also knows the regionservers).
+    pub fn new(coordinator: Arc<Coordinator>) -> Self {
+        ClusterBackend {
+            router: Arc::new(Router::new(Arc::clone(&coordinator))),
+            coordinator,
+        }
+    }
+
+    /// The router (location cache).
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// The descriptor of an enabled table, or the error a data call must return.
+    fn enabled_table(&self, name: &[u8]) -> BackendResult<TableDescriptor> {
+        let t = self
+            .coordinator
+            .table(name)
+            .ok_or_else(|| BackendError::TableNotFound(shown(name)))?;
+        if !t.enabled {
+            return Err(BackendError::TableDisabled(shown(&t.name)));
+        }
+        Ok(t)
+    }
+
+    /// Runs `f` on the tablet holding `row`, relocating and retrying while the
+    /// regionserver answers that it does not serve it.
+    fn on_row<T>(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        f: impl Fn(&dyn TabletService, u64) -> RsResult<T>,
+    ) -> BackendResult<T> {
+        let t = self.enabled_table(table)?;
+        if row.is_empty() {
+            return Err(BackendError::InvalidArgument("row key is empty".into()));
+        }
+        let mut last: Option<RsError> = None;
+        for attempt in 0..MAX_ATTEMPTS {
+            let loc = self.router.locate(&t.name, row)?;
+            let svc = self.router.server(&loc.server)?;
+            match f(svc.as_ref(), loc.tablet_id) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_not_serving() => {
+                    self.router.invalidate(&t.name, &loc);
+                    last = Some(e);
+                    std::thread::sleep(Duration::from_millis(5 * u64::from(attempt + 1)));
+                }
+                Err(e) => return Err(rs_error(&t.name, e)),
+            }
+        }
+        Err(match last {
+            Some(e) => rs_error(&t.name, e),
+            None => BackendError::Io {
+                message: "tablet unavailable".into(),
+                retry: true,
+            },
+        })
+    }
+
+    fn region_info(&self, loc: &TabletLocation, created_ms: i64) -> RegionInfo {
+        let (host, port) = match loc.server.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p.parse().unwrap_or(0)),
+            None => (loc.server.clone(), 0),
+        };
+        // Region ids must differ between regions: the table's creation time plus the
+        // tablet id keeps HBase's "creation ms" flavour and stays unique.
+        let id = created_ms.saturating_add(i64::try_from(loc.tablet_id).unwrap_or(0));
+        let mut name = loc.table.to_vec();
+        name.push(b',');
+        name.extend_from_slice(&loc.start_row);
+        name.extend_from_slice(format!(",{id}.").as_bytes());
+        RegionInfo {
+            table: loc.table.clone(),
+            start_key: loc.start_row.clone(),
+            end_key: loc.end_row.clone(),
+            id,
+            name: Bytes::from(name),
+            server_host: host,
+            server_port: port,
+        }
+    }
+
+    fn permission_key(p: &Permission) -> String {
+        match &p.scope {
+            PermissionScope::Table(t) => format!("table/{}/{}", shown(t), p.user),
+            PermissionScope::Namespace(n) => format!("namespace/{n}/{}", p.user),
+        }
+    }
+}
+
+impl Backend for ClusterBackend {
+    fn list_namespaces(&self) -> BackendResult<Vec<NamespaceInfo>> {
+        Ok(self
+            .coordinator
+            .namespaces()
+            .into_iter()
+            .map(|n| NamespaceInfo {
+                name: n.name,
+                configuration: n.configuration,
+            })
+            .collect())
+    }
+
+    fn namespace(&self, name: &str) -> BackendResult<NamespaceInfo> {
+        let n = self.coordinator.namespace(name).map_err(coord_error)?;
+        Ok(NamespaceInfo {
+            name: n.name,
+            configuration: n.configuration,
+        })
+    }
+
+    fn create_namespace(&self, ns: NamespaceInfo) -> BackendResult<()> {
+        self.coordinator
+            .create_namespace(NamespaceDescriptor {
+                name: ns.name,
+                configuration: ns.configuration,
+            })
+            .map_err(coord_error)
+    }
+
+    fn modify_namespace(&self, ns: NamespaceInfo) -> BackendResult<()> {
+        self.coordinator
+            .modify_namespace(NamespaceDescriptor {
+                name: ns.name,
+                configuration: ns.configuration,
+            })
+            .map_err(coord_error)
+    }
+
+    fn delete_namespace(&self, name: &str) -> BackendResult<()> {
+        self.coordinator.delete_namespace(name).map_err(coord_error)
+    }
+
+    fn list_tables(&self) -> BackendResult<Vec<TableInfo>> {
+        Ok(self.coordinator.tables().iter().map(table_info).collect())
+    }
+
+    fn list_system_tables(&self) -> BackendResult<Vec<TableInfo>> {
+        Ok(self
+            .coordinator
+            .system_tables()
+            .iter()
+            .map(table_info)
+            .collect())
+    }
+
+    fn table(&self, name: &[u8]) -> BackendResult<TableInfo> {
+        self.coordinator
+            .table(name)
+            .map(|t| table_info(&t))
+            .ok_or_else(|| BackendError::TableNotFound(shown(name)))
+    }
+
+    fn create_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        split_keys: Vec<Bytes>,
+    ) -> BackendResult<()> {
+        self.coordinator
+            .create_table(name, families, split_keys)
+            .map_err(coord_error)
+    }
+
+    fn delete_table(&self, name: &[u8]) -> BackendResult<()> {
+        self.coordinator.delete_table(name).map_err(coord_error)?;
+        self.router.forget_table(&canonical_name(name));
+        Ok(())
+    }
+
+    fn truncate_table(&self, name: &[u8], preserve_splits: bool) -> BackendResult<()> {
+        self.coordinator
+            .truncate_table(name, preserve_splits)
+            .map_err(coord_error)?;
+        self.router.forget_table(&canonical_name(name));
+        Ok(())
+    }
+
+    fn enable_table(&self, name: &[u8]) -> BackendResult<()> {
+        self.coordinator.enable_table(name).map_err(coord_error)?;
+        self.router.forget_table(&canonical_name(name));
+        Ok(())
+    }
+
+    fn disable_table(&self, name: &[u8]) -> BackendResult<()> {
+        self.coordinator.disable_table(name).map_err(coord_error)?;
+        self.router.forget_table(&canonical_name(name));
+        Ok(())
+    }
+
+    fn add_family(&self, table: &[u8], family: FamilySchema) -> BackendResult<()> {
+        self.coordinator
+            .add_family(table, family)
+            .map_err(coord_error)
+    }
+
+    fn modify_family(&self, table: &[u8], family: FamilySchema) -> BackendResult<()> {
+        self.coordinator
+            .modify_family(table, family)
+            .map_err(coord_error)
+    }
+
+    fn delete_family(&self, table: &[u8], family: &[u8]) -> BackendResult<()> {
+        self.coordinator
+            .delete_family(table, family)
+            .map_err(coord_error)
+    }
+
+    fn modify_table(&self, table: &[u8], families: Vec<FamilySchema>) -> BackendResult<()> {
+        self.coordinator
+            .modify_table(table, families)
+            .map_err(coord_error)
+    }
+
+    fn compact(&self, table_or_region: &[u8], major: bool) -> BackendResult<()> {
+        if self.coordinator.table(table_or_region).is_some() {
+            return self
+                .coordinator
+                .compact_table(table_or_region, major)
+                .map_err(coord_error);
+        }
+        // A region name: `table,startKey,id.`
+        for t in self.coordinator.tables() {
+            if !table_or_region.starts_with(&t.name)
+                || table_or_region.get(t.name.len()) != Some(&b',')
+            {
+                continue;
+            }
+            for loc in self
+                .coordinator
+                .table_tablets(&t.name)
+                .map_err(coord_error)?
+            {
+                if self.region_info(&loc, t.created_ms).name.as_ref() == table_or_region {
+                    return self
+                        .coordinator
+                        .compact_tablet(&loc, major)
+                        .map_err(coord_error);
+                }
+            }
+        }
+        Err(BackendError::TableNotFound(shown(table_or_region)))
+    }
+
+    fn regions(&self, table: &[u8]) -> BackendResult<Vec<RegionInfo>> {
+        let t = self
+            .coordinator
+            .table(table)
+            .ok_or_else(|| BackendError::TableNotFound(shown(table)))?;
+        let tablets = self
+            .coordinator
+            .table_tablets(&t.name)
+            .map_err(coord_error)?;
+        Ok(tablets
+            .iter()
+            .map(|l| self.region_info(l, t.created_ms))
+            .collect())
+    }
+
+    fn region_for_row(&self, table: &[u8], row: &[u8]) -> BackendResult<RegionInfo> {
+        let t = self
+            .coordinator
+            .table(table)
+            .ok_or_else(|| BackendError::TableNotFound(shown(table)))?;
+        let loc = self.router.locate(&t.name, row)?;
+        Ok(self.region_info(&loc, t.created_ms))
+    }
+
+    fn cluster_id(&self) -> String {
+        self.coordinator.cluster_id().to_string()
+    }
+
+    fn grant(&self, permission: Permission) -> BackendResult<()> {
+        let key = Self::permission_key(&permission);
+        let mut actions: Vec<char> = self
+            .coordinator
+            .permission(&key)
+            .map_err(coord_error)?
+            .unwrap_or_default()
+            .chars()
+            .collect();
+        actions.extend(permission.actions.chars());
+        actions.sort_unstable();
+        actions.dedup();
+        self.coordinator
+            .put_permission(&key, &actions.into_iter().collect::<String>())
+            .map_err(coord_error)
+    }
+
+    fn revoke(&self, permission: Permission) -> BackendResult<()> {
+        let key = Self::permission_key(&permission);
+        let current = self
+            .coordinator
+            .permission(&key)
+            .map_err(coord_error)?
+            .unwrap_or_default();
+        let left: String = current
+            .chars()
+            .filter(|c| !permission.actions.contains(*c))
+            .collect();
+        if left.is_empty() {
+            self.coordinator
+                .remove_permission(&key)
+                .map_err(coord_error)
+        } else {
+            self.coordinator
+                .put_permission(&key, &left)
+                .map_err(coord_error)
+        }
+    }
+
+    fn get(&self, table: &[u8], row: &Bytes, spec: &ReadSpec) -> BackendResult<Vec<Cell>> {
+        self.on_row(table, row, |s, t| s.get(t, row, spec))
+    }
+
+    fn mutate(
+        &self,
+        table: &[u8],
+        mutation: &RowMutation,
+        durability: Durability,
+    ) -> BackendResult<()> {
+        self.on_row(table, &mutation.row, |s, t| {
+            s.mutate(t, mutation, durability)
+        })
+    }
+
+    fn check_and_mutate(
+        &self,
+        table: &[u8],
+        condition: &Condition,
+        mutation: &RowMutation,
+        durability: Durability,
+    ) -> BackendResult<bool> {
+        self.on_row(table, &mutation.row, |s, t| {
+            s.check_and_mutate(t, condition, mutation, durability)
+        })
+    }
+
+    fn increment(
+        &self,
+        table: &[u8],
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, i64)],
+        durability: Durability,
+    ) -> BackendResult<Vec<Cell>> {
+        self.on_row(table, row, |s, t| s.increment(t, row, columns, durability))
+    }
+
+    fn append(
+        &self,
+        table: &[u8],
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, Bytes)],
+        durability: Durability,
+    ) -> BackendResult<Vec<Cell>> {
+        self.on_row(table, row, |s, t| s.append(t, row, columns, durability))
+    }
+
+    fn scan(&self, table: &[u8], spec: ScanSpec) -> BackendResult<Box<dyn TableScanner>> {
+        let t = self.enabled_table(table)?;
+        if let Some(f) = &spec.read.filter {
+            if !f.is_empty() {
+                tabula_regionserver::filter::parse_filter(f)
+                    .map_err(|e| BackendError::BadFilter(e.to_string()))?;
+            }
+        }
+        Ok(Box::new(ClusterScanner::new(
+            Arc::clone(&self.router),
+            t.name,
+            spec,
+        )))
+    }
+}

@@ -1,0 +1,174 @@
+//! The router: finds which tablet, on which regionserver, holds a row.
+//!
+//! Owns: the three-level lookup (lock service file -> root tablet -> METADATA
+//! tablet -> user tablet) and the client-side location cache in front of it. The
+//! cache fills lazily; callers invalidate entries when a regionserver answers "not
+//! serving" (the tablet moved or split) and look again.
+//! Must not: apply mutations or read user data.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+use tabula_coordinator::catalog::{self, TabletLocation, META_TABLE};
+use tabula_coordinator::Coordinator;
+use tabula_regionserver::TabletService;
+
+use crate::backend::{BackendError, BackendResult};
+
+/// Cached locations of one table, keyed by start row.
+type TableCache = BTreeMap<Bytes, TabletLocation>;
+
+/// Locates tablets, with a cache.
+pub struct Router {
+    coordinator: Arc<Coordinator>,
+    cache: RwLock<HashMap<Bytes, TableCache>>,
+    meta_cache: RwLock<TableCache>,
+}
+
+fn io(message: impl Into<String>) -> BackendError {
+    BackendError::Io {
+        message: message.into(),
+        retry: true,
+    }
+}
+
+impl Router {
+    /// A router asking `coordinator` for the root location and regionservers.
+    pub fn new(coordinator: Arc<Coordinator>) -> Self {
+        Router {
+            coordinator,
+            cache: RwLock::new(HashMap::new()),
+            meta_cache: RwLock::new(BTreeMap::new()),
+        }
+    }
+
+    /// The regionserver named `name`.
+    pub fn server(&self, name: &str) -> BackendResult<Arc<dyn TabletService>> {
+        self.coordinator
+            .server(name)
+            .ok_or_else(|| io(format!("regionserver {name} is not available")))
+    }
+
+    fn cached(cache: &TableCache, row: &[u8]) -> Option<TabletLocation> {
+        cache
+            .range(..=Bytes::copy_from_slice(row))
+            .next_back()
+            .map(|(_, l)| l)
+            .filter(|l| l.contains(row))
+            .cloned()
+    }
+
+    /// The METADATA tablet holding catalog key `key`.
+    fn meta_location(&self, key: &[u8]) -> BackendResult<TabletLocation> {
+        if let Some(l) = Self::cached(&self.meta_cache.read(), key) {
+            return Ok(l);
+        }
+        let root = self
+            .coordinator
+            .root_location()
+            .map_err(|e| io(e.to_string()))?;
+        let svc = self.server(&root.server)?;
+        let search = catalog::search_key(META_TABLE.as_bytes(), key);
+        let (_, stop) = catalog::table_range(META_TABLE.as_bytes());
+        let loc = catalog::scan_catalog(svc.as_ref(), root.tablet_id, &search, &stop, 1)
+            .map_err(|e| io(e.to_string()))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| io("the root tablet lists no METADATA tablet"))?;
+        self.meta_cache
+            .write()
+            .insert(loc.start_row.clone(), loc.clone());
+        Ok(loc)
+    }
+
+    /// The tablet of `table` (canonical name) holding `row`.
+    pub fn locate(&self, table: &Bytes, row: &[u8]) -> BackendResult<TabletLocation> {
+        if let Some(l) = self
+            .cache
+            .read()
+            .get(table)
+            .and_then(|c| Self::cached(c, row))
+        {
+            return Ok(l);
+        }
+        let key = catalog::search_key(table, row);
+        let loc = self.lookup_first_at_or_after(table, &key)?;
+        if !loc.contains(row) {
+            return Err(io(format!(
+                "the catalog has no tablet of table {} for this row",
+                String::from_utf8_lossy(table)
+            )));
+        }
+        Ok(loc)
+    }
+
+    /// The tablet of `table` whose end row is `end` (the tablet before the one
+    /// starting at `end`), for reverse scans.
+    pub fn locate_ending_at(&self, table: &Bytes, end: &[u8]) -> BackendResult<TabletLocation> {
+        if let Some(c) = self.cache.read().get(table) {
+            if let Some(l) = c.values().find(|l| l.end_row.as_ref() == end) {
+                return Ok(l.clone());
+            }
+        }
+        let key = catalog::row_key(table, end);
+        let loc = self.lookup_first_at_or_after(table, &key)?;
+        if loc.end_row.as_ref() != end {
+            return Err(io("no tablet ends at the requested row"));
+        }
+        Ok(loc)
+    }
+
+    /// The first catalog row of `table` at or after catalog key `key`, retrying once
+    /// with a fresh METADATA location if the cached one is stale.
+    fn lookup_first_at_or_after(&self, table: &Bytes, key: &[u8]) -> BackendResult<TabletLocation> {
+        let (_, stop) = catalog::table_range(table);
+        for attempt in 0..3 {
+            let meta = self.meta_location(key)?;
+            let svc = self.server(&meta.server)?;
+            match catalog::scan_catalog(
+                svc.as_ref(),
+                meta.tablet_id,
+                &Bytes::copy_from_slice(key),
+                &stop,
+                1,
+            ) {
+                Ok(rows) => {
+                    let loc = rows.into_iter().next().ok_or_else(|| {
+                        BackendError::TableNotFound(String::from_utf8_lossy(table).into_owned())
+                    })?;
+                    if loc.server.is_empty() {
+                        return Err(io(format!("tablet {} is not assigned", loc.tablet_id)));
+                    }
+                    self.cache
+                        .write()
+                        .entry(table.clone())
+                        .or_default()
+                        .insert(loc.start_row.clone(), loc.clone());
+                    return Ok(loc);
+                }
+                Err(e) if attempt < 2 => {
+                    tracing::debug!(error = %e, "METADATA lookup failed; refreshing its location");
+                    self.meta_cache.write().clear();
+                }
+                Err(e) => return Err(io(e.to_string())),
+            }
+        }
+        Err(io("METADATA lookup failed"))
+    }
+
+    /// Forgets a cached location (the tablet moved or split).
+    pub fn invalidate(&self, table: &Bytes, loc: &TabletLocation) {
+        if let Some(c) = self.cache.write().get_mut(table) {
+            c.remove(&loc.start_row);
+            // A split leaves the parent's neighbours valid but its range stale.
+            c.retain(|_, l| l.tablet_id != loc.tablet_id);
+        }
+    }
+
+    /// Forgets every cached location of a table (dropped, disabled, truncated).
+    pub fn forget_table(&self, table: &Bytes) {
+        self.cache.write().remove(table);
+    }
+}

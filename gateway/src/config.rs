@@ -1,0 +1,206 @@
+//! Settings of a `tabula serve` process.
+//!
+//! Owns: [`Settings`] with its defaults, and loading them in layers: built-in
+//! defaults, then a TOML file (`--config`), then `TABULA_*` environment variables
+//! (e.g. `TABULA_LISTEN=0.0.0.0:9090`, `TABULA_MEMORY_BUDGET_MB=4096`), then command
+//! line flags.
+//! Must not: start anything.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// Every setting of `tabula serve`, with its default.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Where tablets, the commit log and the embedded lock service live.
+    pub data_dir: PathBuf,
+    /// Thrift1 (`Hbase`) listen address.
+    pub listen: String,
+    /// Thrift2 (`THBaseService`) listen address; empty disables Thrift2.
+    pub thrift2_listen: String,
+    /// Largest Thrift message accepted, in bytes.
+    pub max_frame_size: usize,
+    /// Close client connections idle this long (0 = never).
+    pub idle_timeout_secs: u64,
+    /// Calls processed at once.
+    pub max_concurrent_calls: usize,
+    /// Idle scanners are closed after this long.
+    pub scanner_lease_secs: u64,
+    /// Largest cell value accepted, in bytes.
+    pub max_value_size: usize,
+    /// Memory for block cache (1/4) and memtables (1/2), in MiB.
+    pub memory_budget_mb: u64,
+    /// A memtable is flushed at this size, in MiB.
+    pub memtable_size_mb: usize,
+    /// SSTable data block size, in KiB.
+    pub block_size_kb: usize,
+    /// Files per family a read may consult before a merging compaction.
+    pub max_files_per_read: usize,
+    /// Compaction write rate limit in MiB/s (0 = unlimited).
+    pub compaction_mb_per_sec: u64,
+    /// Tablets larger than this are split, in MiB (0 = never).
+    pub split_threshold_mb: u64,
+    /// Name of the regionserver reported to clients (default: the Thrift1 address).
+    pub server_name: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            data_dir: PathBuf::from("./tabula-data"),
+            listen: "127.0.0.1:9090".into(),
+            thrift2_listen: "127.0.0.1:9091".into(),
+            max_frame_size: 64 << 20,
+            idle_timeout_secs: 0,
+            max_concurrent_calls: 256,
+            scanner_lease_secs: 60,
+            max_value_size: 10 << 20,
+            memory_budget_mb: 1024,
+            memtable_size_mb: 64,
+            block_size_kb: 64,
+            max_files_per_read: 8,
+            compaction_mb_per_sec: 128,
+            split_threshold_mb: 256,
+            server_name: String::new(),
+        }
+    }
+}
+
+/// Why settings could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid configuration: {0}")]
+    Invalid(#[from] config::ConfigError),
+    #[error("invalid configuration: {0}")]
+    Value(String),
+}
+
+/// Command-line overrides (highest precedence).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub data_dir: Option<PathBuf>,
+    pub listen: Option<String>,
+    pub thrift2_listen: Option<String>,
+}
+
+/// Setting names, as they appear in files and (upper-cased, `TABULA_` prefixed) in
+/// the environment.
+const KEYS: &[&str] = &[
+    "data_dir",
+    "listen",
+    "thrift2_listen",
+    "max_frame_size",
+    "idle_timeout_secs",
+    "max_concurrent_calls",
+    "scanner_lease_secs",
+    "max_value_size",
+    "memory_budget_mb",
+    "memtable_size_mb",
+    "block_size_kb",
+    "max_files_per_read",
+    "compaction_mb_per_sec",
+    "split_threshold_mb",
+    "server_name",
+];
+
+/// The `TABULA_*` variables that name settings (others, such as those test scripts
+/// use, are left alone).
+fn known_environment() -> config::Map<String, String> {
+    std::env::vars()
+        .filter(|(k, _)| {
+            k.strip_prefix("TABULA_")
+                .is_some_and(|rest| KEYS.iter().any(|key| key.eq_ignore_ascii_case(rest)))
+        })
+        .collect()
+}
+
+impl Settings {
+    /// Loads defaults, then `file`, then `TABULA_*` variables, then `overrides`.
+    pub fn load(
+        file: Option<&std::path::Path>,
+        overrides: &Overrides,
+    ) -> Result<Settings, ConfigError> {
+        let mut builder = config::Config::builder();
+        if let Some(f) = file {
+            builder = builder.add_source(
+                config::File::from(f)
+                    .format(config::FileFormat::Toml)
+                    .required(true),
+            );
+        }
+        builder = builder.add_source(
+            config::Environment::with_prefix("TABULA")
+                .try_parsing(true)
+                .source(Some(known_environment())),
+        );
+        let layered: Settings = builder.build()?.try_deserialize()?;
+        let mut s = layered;
+        if let Some(d) = &overrides.data_dir {
+            s.data_dir = d.clone();
+        }
+        if let Some(l) = &overrides.listen {
+            s.listen = l.clone();
+        }
+        if let Some(l) = &overrides.thrift2_listen {
+            s.thrift2_listen = l.clone();
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: &str| Err(ConfigError::Value(m.into()));
+        if self.max_frame_size < 1024 {
+            return bad("max_frame_size must be at least 1024 bytes");
+        }
+        if self.memtable_size_mb == 0 || self.block_size_kb == 0 || self.memory_budget_mb == 0 {
+            return bad("memory_budget_mb, memtable_size_mb and block_size_kb must be positive");
+        }
+        if self.max_files_per_read < 2 {
+            return bad("max_files_per_read must be at least 2");
+        }
+        if self.max_concurrent_calls == 0 {
+            return bad("max_concurrent_calls must be positive");
+        }
+        if self.max_value_size == 0 || self.max_value_size >= self.max_frame_size {
+            return bad("max_value_size must be positive and below max_frame_size");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_flags_override_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(&f, "listen = \"127.0.0.1:7000\"\nmemory_budget_mb = 64\n").unwrap();
+        let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
+        assert_eq!(s.listen, "127.0.0.1:7000");
+        assert_eq!(s.memory_budget_mb, 64);
+        assert_eq!(s.block_size_kb, 64);
+        let o = Overrides {
+            listen: Some("127.0.0.1:7001".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            Settings::load(Some(&f), &o).unwrap().listen,
+            "127.0.0.1:7001"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(&f, "lisen = \"x\"\n").unwrap();
+        assert!(Settings::load(Some(&f), &Overrides::default()).is_err());
+        std::fs::write(&f, "max_files_per_read = 1\n").unwrap();
+        assert!(Settings::load(Some(&f), &Overrides::default()).is_err());
+    }
+}

@@ -1,0 +1,183 @@
+//! `tabula serve`: the whole system in one process.
+//!
+//! Owns: starting the components in order (embedded lock service, storage engine,
+//! regionserver, coordinator, Thrift gateway), the ready line, and the orderly stop:
+//! stop accepting, finish in-flight calls, flush every tablet, release the locks.
+//! Must not: implement any component's behaviour.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tabula_coordinator::lock::EmbeddedLockService;
+use tabula_coordinator::{Coordinator, CoordinatorOptions};
+use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
+use tabula_storage::{Engine, EngineOptions};
+use tokio::net::TcpListener;
+
+use crate::backend::Backend;
+use crate::cluster::ClusterBackend;
+use crate::config::Settings;
+use crate::server::{ServerOptions, ThriftServer};
+use crate::thrift1::Thrift1Handler;
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot open the lock service: {0}")]
+    Lock(String),
+    #[error("cannot open the storage engine: {0}")]
+    Storage(#[from] tabula_storage::Error),
+    #[error("cannot start the coordinator: {0}")]
+    Coordinator(#[from] tabula_coordinator::CoordError),
+    #[error("clean shutdown failed: {0}")]
+    Shutdown(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A started system.
+pub struct Running {
+    pub thrift1_addr: SocketAddr,
+    pub backend: Arc<ClusterBackend>,
+    coordinator: Arc<Coordinator>,
+    regionserver: Arc<RegionServer>,
+    thrift1: ThriftServer,
+    background: Vec<std::thread::JoinHandle<()>>,
+    stop_background: Arc<std::sync::atomic::AtomicBool>,
+}
+
+fn engine_options(s: &Settings) -> EngineOptions {
+    let mut o = EngineOptions::new(&s.data_dir);
+    o.memory_budget = s.memory_budget_mb << 20;
+    o.memtable_size = s.memtable_size_mb << 20;
+    o.block_size = s.block_size_kb << 10;
+    o.max_files_per_read = s.max_files_per_read;
+    o.max_value_size = s.max_value_size;
+    o.compaction_bytes_per_sec = s.compaction_mb_per_sec << 20;
+    o
+}
+
+/// Starts every component and binds the Thrift listener (not yet serving).
+pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
+    std::fs::create_dir_all(&settings.data_dir).map_err(|e| {
+        ServeError::Storage(tabula_storage::Error::io("creating the data directory", e))
+    })?;
+    let listener = TcpListener::bind(&settings.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: settings.listen.clone(),
+            source,
+        })?;
+    let thrift1_addr = listener.local_addr().map_err(|source| ServeError::Listen {
+        addr: settings.listen.clone(),
+        source,
+    })?;
+    let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
+    let server_opts = ServerOptions {
+        max_frame_size: settings.max_frame_size,
+        idle_timeout: (settings.idle_timeout_secs > 0)
+            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
+        max_concurrent_calls: settings.max_concurrent_calls,
+        ..ServerOptions::default()
+    };
+    let settings = settings.clone();
+    let name = if settings.server_name.is_empty() {
+        thrift1_addr.to_string()
+    } else {
+        settings.server_name.clone()
+    };
+    let (coordinator, regionserver) =
+        tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
+            let lock = EmbeddedLockService::open(&settings.data_dir.join("lock"))
+                .map_err(|e| ServeError::Lock(e.to_string()))?;
+            let engine = Arc::new(Engine::open(engine_options(&settings))?);
+            let rs = Arc::new(RegionServer::new(
+                engine,
+                RegionServerOptions {
+                    name,
+                    scanner_lease: Duration::from_secs(settings.scanner_lease_secs.max(1)),
+                },
+            ));
+            let coord = Coordinator::start(
+                Arc::new(lock),
+                vec![Arc::clone(&rs) as Arc<dyn TabletService>],
+                CoordinatorOptions {
+                    split_threshold_bytes: settings.split_threshold_mb << 20,
+                    ..CoordinatorOptions::default()
+                },
+            )?;
+            Ok((coord, rs))
+        })
+        .await
+        .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??;
+
+    let backend = Arc::new(ClusterBackend::new(Arc::clone(&coordinator)));
+    let handler = Thrift1Handler::new(Arc::clone(&backend) as Arc<dyn Backend>, lease);
+    let observer = handler.connection_observer();
+    let processor = Arc::new(tabula_thrift::hbase::HbaseSyncProcessor::new(handler));
+    let opts = ServerOptions {
+        observer: Some(observer),
+        ..server_opts
+    };
+    let thrift1 = ThriftServer::new(listener, processor, opts);
+
+    let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut background = Vec::new();
+    background.extend(coordinator.spawn_maintenance());
+    {
+        let rs = Arc::clone(&regionserver);
+        let stop = Arc::clone(&stop_background);
+        background.extend(
+            std::thread::Builder::new()
+                .name("tabula-scanner-leases".into())
+                .spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(500));
+                        rs.expire_scanners();
+                    }
+                })
+                .ok(),
+        );
+    }
+    Ok(Running {
+        thrift1_addr,
+        backend,
+        coordinator,
+        regionserver,
+        thrift1,
+        background,
+        stop_background,
+    })
+}
+
+impl Running {
+    /// Serves until `shutdown` completes, then stops everything in order.
+    pub async fn run(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ServeError> {
+        let report = self.thrift1.run(shutdown).await;
+        tracing::info!(
+            aborted = report.connections_aborted,
+            "gateway stopped; flushing tablets"
+        );
+        self.stop_background
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.coordinator.stop();
+        for h in self.background {
+            let _ = h.join();
+        }
+        let rs = Arc::clone(&self.regionserver);
+        tokio::task::spawn_blocking(move || rs.shutdown())
+            .await
+            .map_err(|e| ServeError::Shutdown(format!("shutdown task failed: {e}")))?
+            .map_err(|e| ServeError::Shutdown(e.to_string()))?;
+        tracing::info!("tabula stopped");
+        Ok(())
+    }
+}

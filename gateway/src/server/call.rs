@@ -1,0 +1,298 @@
+//! Running one request message through the synchronous Thrift processor.
+//!
+//! Owns [`Dispatcher`]: it bounds concurrent calls with a semaphore, runs the processor on
+//! tokio's blocking pool with in-memory transports holding exactly one message, sets the
+//! current connection id around it, and hands back the reply bytes. It also builds the
+//! EXCEPTION replies the server itself sends for malformed messages. It does not touch
+//! sockets or framing.
+
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes};
+use thrift::protocol::{
+    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
+    TMessageIdentifier, TMessageType, TOutputProtocol,
+};
+use thrift::server::TProcessor;
+use thrift::{ApplicationError, ApplicationErrorKind};
+use tokio::sync::Semaphore;
+
+use crate::server::frame::{scan_message, Scan};
+use crate::server::identity::{CallScope, ConnectionId};
+use crate::server::stats::ServerStats;
+use crate::server::wire::{MessageHeader, WireProtocol};
+
+/// The processor type the server runs.
+pub type SharedProcessor = Arc<dyn TProcessor + Send + Sync>;
+
+/// What a call produced.
+#[derive(Debug)]
+pub(crate) enum CallReply {
+    /// One reply message to send back.
+    Message(Vec<u8>),
+    /// Nothing to send (a oneway call).
+    Nothing,
+}
+
+/// Why a call produced no usable reply.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    #[error("processor failed without writing a reply: {0}")]
+    NoReply(String),
+    #[error("processor panicked")]
+    Panicked,
+    #[error("the server is no longer running calls")]
+    Closed,
+}
+
+/// Runs calls on the blocking pool, at most `max_concurrent_calls` at a time.
+pub(crate) struct Dispatcher {
+    processor: SharedProcessor,
+    permits: Arc<Semaphore>,
+    stats: Arc<ServerStats>,
+}
+
+impl Dispatcher {
+    pub(crate) fn new(
+        processor: SharedProcessor,
+        max_concurrent_calls: usize,
+        stats: Arc<ServerStats>,
+    ) -> Self {
+        let slots = max_concurrent_calls.clamp(1, Semaphore::MAX_PERMITS);
+        Dispatcher {
+            processor,
+            permits: Arc::new(Semaphore::new(slots)),
+            stats,
+        }
+    }
+
+    /// Processes one whole request message and returns its reply.
+    pub(crate) async fn call(
+        &self,
+        connection: ConnectionId,
+        protocol: WireProtocol,
+        request: Bytes,
+    ) -> Result<CallReply, CallError> {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| CallError::Closed)?;
+        let processor = Arc::clone(&self.processor);
+        self.stats.call_started();
+        let joined = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let _scope = CallScope::enter(connection);
+            process_one(processor.as_ref(), protocol, request)
+        })
+        .await;
+        self.stats.call_finished();
+        let outcome = match joined {
+            Ok(outcome) => outcome,
+            Err(err) if err.is_panic() => Err(CallError::Panicked),
+            Err(_) => Err(CallError::Closed),
+        };
+        if outcome.is_err() {
+            self.stats.call_failed();
+        }
+        outcome
+    }
+}
+
+/// Runs the processor over one message held in memory.
+fn process_one(
+    processor: &(dyn TProcessor + Send + Sync),
+    protocol: WireProtocol,
+    request: Bytes,
+) -> Result<CallReply, CallError> {
+    let mut input = request.reader();
+    let mut output: Vec<u8> = Vec::new();
+    let result = match protocol {
+        WireProtocol::Binary => {
+            // Non-strict reading accepts both header forms; replies are always strict.
+            let mut i_prot = TBinaryInputProtocol::new(&mut input, false);
+            let mut o_prot = TBinaryOutputProtocol::new(&mut output, true);
+            processor.process(&mut i_prot, &mut o_prot)
+        }
+        WireProtocol::Compact => {
+            let mut i_prot = TCompactInputProtocol::new(&mut input);
+            let mut o_prot = TCompactOutputProtocol::new(&mut output);
+            processor.process(&mut i_prot, &mut o_prot)
+        }
+    };
+    match result {
+        Ok(()) if output.is_empty() => Ok(CallReply::Nothing),
+        Ok(()) => Ok(CallReply::Message(output)),
+        Err(err) => {
+            // The processor may have written an EXCEPTION before failing; send it only if
+            // it is one whole message, so the client's stream stays in sync.
+            let whole = matches!(
+                scan_message(protocol, &output, usize::MAX),
+                Scan::Complete(n) if n == output.len()
+            );
+            if whole {
+                tracing::debug!(error = %err, "processor failed after writing an exception");
+                Ok(CallReply::Message(output))
+            } else {
+                Err(CallError::NoReply(err.to_string()))
+            }
+        }
+    }
+}
+
+/// Encodes an EXCEPTION reply (`TApplicationException` of kind PROTOCOL_ERROR) answering
+/// the message whose header is `header`. `None` for oneway messages, which get no reply.
+pub(crate) fn protocol_error_reply(
+    protocol: WireProtocol,
+    header: &MessageHeader,
+    reason: &str,
+) -> Option<Vec<u8>> {
+    if header.kind == TMessageType::OneWay {
+        return None;
+    }
+    let mut output: Vec<u8> = Vec::new();
+    let error = ApplicationError::new(
+        ApplicationErrorKind::ProtocolError,
+        format!("malformed {} message: {reason}", header.name),
+    );
+    let ident = TMessageIdentifier::new(header.name.clone(), TMessageType::Exception, header.seqid);
+    let written = match protocol {
+        WireProtocol::Binary => write_exception(
+            &mut TBinaryOutputProtocol::new(&mut output, true),
+            &ident,
+            &error,
+        ),
+        WireProtocol::Compact => write_exception(
+            &mut TCompactOutputProtocol::new(&mut output),
+            &ident,
+            &error,
+        ),
+    };
+    written.ok().map(|()| output)
+}
+
+fn write_exception(
+    o_prot: &mut dyn TOutputProtocol,
+    ident: &TMessageIdentifier,
+    error: &ApplicationError,
+) -> thrift::Result<()> {
+    o_prot.write_message_begin(ident)?;
+    thrift::Error::write_application_error_to_out_protocol(error, o_prot)?;
+    o_prot.write_message_end()?;
+    o_prot.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use thrift::protocol::{TInputProtocol, TType};
+
+    struct Echo;
+
+    impl TProcessor for Echo {
+        fn process(
+            &self,
+            i: &mut dyn TInputProtocol,
+            o: &mut dyn TOutputProtocol,
+        ) -> thrift::Result<()> {
+            let ident = i.read_message_begin()?;
+            i.skip(TType::Struct)?;
+            i.read_message_end()?;
+            if ident.name == "silent" {
+                return Ok(());
+            }
+            let reply =
+                TMessageIdentifier::new(ident.name, TMessageType::Reply, ident.sequence_number);
+            o.write_message_begin(&reply)?;
+            o.write_struct_begin(&thrift::protocol::TStructIdentifier::new("r"))?;
+            o.write_field_stop()?;
+            o.write_struct_end()?;
+            o.write_message_end()?;
+            o.flush()
+        }
+    }
+
+    fn request(name: &str, seqid: i32, strict: bool) -> Bytes {
+        let mut buf = Vec::new();
+        let mut o = TBinaryOutputProtocol::new(&mut buf, strict);
+        let ident = TMessageIdentifier::new(name, TMessageType::Call, seqid);
+        let _ = o.write_message_begin(&ident);
+        let _ = o.write_field_stop();
+        Bytes::from(buf)
+    }
+
+    fn parse_reply(bytes: &[u8]) -> TMessageIdentifier {
+        let mut i = TBinaryInputProtocol::new(bytes, true);
+        match i.read_message_begin() {
+            Ok(ident) => ident,
+            Err(err) => panic!("reply header unreadable: {err}"),
+        }
+    }
+
+    #[test]
+    fn non_strict_requests_get_strict_replies() {
+        let reply = process_one(&Echo, WireProtocol::Binary, request("ping", 41, false));
+        let Ok(CallReply::Message(bytes)) = reply else {
+            panic!("expected a reply, got {reply:?}");
+        };
+        assert_eq!(bytes.get(..2), Some(&[0x80, 0x01][..]));
+        let ident = parse_reply(&bytes);
+        assert_eq!(ident.name, "ping");
+        assert_eq!(ident.sequence_number, 41);
+        assert_eq!(ident.message_type, TMessageType::Reply);
+    }
+
+    #[test]
+    fn processor_writing_nothing_yields_no_reply() {
+        let reply = process_one(&Echo, WireProtocol::Binary, request("silent", 1, true));
+        assert!(matches!(reply, Ok(CallReply::Nothing)));
+    }
+
+    #[test]
+    fn processor_error_without_output_is_reported() {
+        let garbage = Bytes::from_static(&[0x80, 0x01, 0x00, 0x01, 0, 0]);
+        let reply = process_one(&Echo, WireProtocol::Binary, garbage);
+        assert!(matches!(reply, Err(CallError::NoReply(_))));
+    }
+
+    #[test]
+    fn protocol_error_reply_is_a_strict_exception_with_the_request_identity() {
+        let header = MessageHeader {
+            name: "scannerGet".into(),
+            kind: TMessageType::Call,
+            seqid: 9,
+            strict: false,
+            len: 0,
+        };
+        let Some(bytes) = protocol_error_reply(WireProtocol::Binary, &header, "bad type") else {
+            panic!("no reply");
+        };
+        let mut i = TBinaryInputProtocol::new(&bytes[..], true);
+        let ident = i.read_message_begin().map_err(|e| e.to_string());
+        let ident = match ident {
+            Ok(ident) => ident,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(ident.message_type, TMessageType::Exception);
+        assert_eq!(ident.sequence_number, 9);
+        let error = thrift::Error::read_application_error_from_in_protocol(&mut i);
+        match error {
+            Ok(app) => {
+                assert_eq!(app.kind, ApplicationErrorKind::ProtocolError);
+                assert!(app.message.contains("bad type"));
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    #[test]
+    fn oneway_messages_get_no_protocol_error_reply() {
+        let header = MessageHeader {
+            name: "fire".into(),
+            kind: TMessageType::OneWay,
+            seqid: 0,
+            strict: true,
+            len: 0,
+        };
+        assert!(protocol_error_reply(WireProtocol::Compact, &header, "x").is_none());
+    }
+}

@@ -1,0 +1,84 @@
+//! Tunables of the Thrift connection server.
+//!
+//! Owns [`ServerOptions`] and its defaults. It holds configuration only; reading it from
+//! files or flags belongs to the binary.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::server::identity::ConnectionObserver;
+
+/// Default limit on one message (frame, unframed message or HTTP body): 64 MiB.
+pub const DEFAULT_MAX_FRAME_SIZE: usize = 64 * 1024 * 1024;
+/// Default number of calls processed at once across all connections.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 256;
+/// Default bound on waiting for connections to finish at shutdown.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// Default idle time before TCP keepalive probes start.
+pub const DEFAULT_TCP_KEEPALIVE: Duration = Duration::from_secs(60);
+
+/// Options of [`crate::server::ThriftServer`].
+#[derive(Clone)]
+pub struct ServerOptions {
+    /// Largest message accepted, in bytes. A bigger frame, unframed message or HTTP body
+    /// closes its connection (HTTP: answered 413 first). Default 64 MiB.
+    pub max_frame_size: usize,
+    /// Close a connection after it has sent nothing for this long while no call of it is
+    /// running. Default `None`: idle connections are kept open forever.
+    pub idle_timeout: Option<Duration>,
+    /// Calls processed at once across all connections (at least 1); further calls wait
+    /// for a slot, so a flood cannot exhaust the blocking pool. Default 256.
+    pub max_concurrent_calls: usize,
+    /// How long shutdown waits for in-flight calls and connections before cutting them
+    /// off. Default 10 s.
+    pub shutdown_grace: Duration,
+    /// TCP keepalive idle time on accepted sockets; `None` leaves keepalive off.
+    /// Default 60 s.
+    pub tcp_keepalive: Option<Duration>,
+    /// Told about every connection's open and close. Default `None`.
+    pub observer: Option<Arc<dyn ConnectionObserver>>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            idle_timeout: None,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            tcp_keepalive: Some(DEFAULT_TCP_KEEPALIVE),
+            observer: None,
+        }
+    }
+}
+
+impl fmt::Debug for ServerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerOptions")
+            .field("max_frame_size", &self.max_frame_size)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_concurrent_calls", &self.max_concurrent_calls)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("tcp_keepalive", &self.tcp_keepalive)
+            .field("observer", &self.observer.as_ref().map(|_| "set"))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let opts = ServerOptions::default();
+        assert_eq!(opts.max_frame_size, 64 * 1024 * 1024);
+        assert_eq!(opts.idle_timeout, None);
+        assert_eq!(opts.max_concurrent_calls, 256);
+        assert_eq!(opts.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(opts.tcp_keepalive, Some(Duration::from_secs(60)));
+        assert!(opts.observer.is_none());
+        assert!(format!("{opts:?}").contains("max_frame_size"));
+    }
+}

@@ -1,0 +1,546 @@
+//! Shared support for the Thrift1 integration tests: runs the real `tabula` binary
+//! in a temporary data directory, waits for its ready line, and hands out
+//! `HbaseSyncClient`s over TCP for every transport and protocol, plus helpers that
+//! build requests the way happybase does and unpack HBase's exceptions.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tabula_thrift::hbase::{
+    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument,
+    Mutation, TCell, THbaseSyncClient, TRowResult, TScan,
+};
+use thrift::protocol::{
+    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
+    TInputProtocol, TOutputProtocol,
+};
+use thrift::transport::{
+    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport,
+    TIoChannel, TTcpChannel,
+};
+use thrift::ApplicationError;
+
+/// How long the server may take to print its ready line.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(90);
+/// Bound on any single client read.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a stopped server may take to exit after SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A Thrift1 client over any transport and protocol.
+pub type Client = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
+
+/// How a client frames messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    Buffered,
+    Framed,
+}
+
+/// Which protocol a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Binary,
+    Compact,
+}
+
+/// The binary under test: `TABULA_BIN` when set (to test another build), else the
+/// crate's `tabula` binary.
+fn binary_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("TABULA_BIN") {
+        return PathBuf::from(p);
+    }
+    match option_env!("CARGO_BIN_EXE_tabula") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            // Before the crate declares the binary target, fall back to the usual
+            // location next to the test executable.
+            let exe = std::env::current_exe().unwrap_or_default();
+            let dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            dir.join("tabula")
+        }
+    }
+}
+
+/// A running `tabula serve`, stopped (SIGTERM, then SIGKILL) when dropped.
+pub struct Tabula {
+    child: Option<Child>,
+    pub thrift1: SocketAddr,
+    pub data_dir: PathBuf,
+    log: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// Starts the binary with extra `TABULA_*` settings; returns the child, its
+/// Thrift1 address, and the log file.
+fn spawn(
+    data_dir: &Path,
+    env: &[(&str, &str)],
+    die_with_thread: bool,
+) -> (Child, SocketAddr, PathBuf) {
+    let bin = binary_path();
+    assert!(
+        bin.exists(),
+        "the tabula binary is missing at {} (build it with `cargo build -p tabula-gateway --bin tabula`)",
+        bin.display()
+    );
+    let log = data_dir.with_extension("log");
+    let log_file = std::fs::File::create(&log).expect("create the server log");
+    let mut cmd = Command::new(&bin);
+    cmd.arg("serve")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .env("TABULA_THRIFT2_LISTEN", "127.0.0.1:0")
+        .env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_file));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if die_with_thread {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe; the closure touches nothing else.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().expect("spawn tabula");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("tabula ready") {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(line);
+                }
+            }
+        }
+    });
+    let line = match rx.recv_timeout(READY_TIMEOUT) {
+        Ok(line) => line,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+            panic!("tabula did not print its ready line ({e:?}); its log:\n{log_text}");
+        }
+    };
+    let addr = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("thrift1="))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no thrift1 address in the ready line {line:?}"));
+    (child, addr, log)
+}
+
+fn stop_child(child: &mut Child) {
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: signalling our own child by pid.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+impl Tabula {
+    /// A fresh server with default settings.
+    pub fn start() -> Tabula {
+        Self::start_with(&[])
+    }
+
+    /// A fresh server with extra `TABULA_*` environment settings, e.g.
+    /// `("TABULA_SCANNER_LEASE_SECS", "1")`.
+    pub fn start_with(env: &[(&str, &str)]) -> Tabula {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data_dir = dir.path().join("data");
+        let (child, thrift1, log) = spawn(&data_dir, env, true);
+        Tabula {
+            child: Some(child),
+            thrift1,
+            data_dir,
+            log,
+            _dir: Some(dir),
+        }
+    }
+
+    /// A buffered binary client (happybase's default).
+    pub fn client(&self) -> Client {
+        connect(self.thrift1, Framing::Buffered, Protocol::Binary)
+    }
+
+    /// A client with the given framing and protocol.
+    pub fn client_with(&self, framing: Framing, protocol: Protocol) -> Client {
+        connect(self.thrift1, framing, protocol)
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Stops the server (SIGTERM) and waits for it to exit.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            stop_child(&mut child);
+        }
+    }
+}
+
+impl Drop for Tabula {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The server shared by every test of one test binary (tables must be unique per
+/// test: use [`unique`]). It runs until the test binary exits.
+pub struct Shared {
+    pub thrift1: SocketAddr,
+}
+
+impl Shared {
+    pub fn client(&self) -> Client {
+        connect(self.thrift1, Framing::Buffered, Protocol::Binary)
+    }
+
+    pub fn client_with(&self, framing: Framing, protocol: Protocol) -> Client {
+        connect(self.thrift1, framing, protocol)
+    }
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+static SHARED_PROCESS: Mutex<Option<(Child, PathBuf)>> = Mutex::new(None);
+
+extern "C" fn stop_shared_at_exit() {
+    if let Ok(mut guard) = SHARED_PROCESS.lock() {
+        if let Some((mut child, dir)) = guard.take() {
+            stop_child(&mut child);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The shared server, started on first use. It is spawned from a thread that lives
+/// as long as the test binary, and stopped when the binary exits.
+pub fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let dir =
+                std::env::temp_dir().join(format!("tabula-thrift1-test-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("create the shared data dir");
+            let data_dir = dir.join("data");
+            let (child, addr, _log) = spawn(&data_dir, &[], true);
+            if let Ok(mut guard) = SHARED_PROCESS.lock() {
+                *guard = Some((child, dir));
+            }
+            // SAFETY: registering a plain extern "C" function.
+            unsafe {
+                libc::atexit(stop_shared_at_exit);
+            }
+            let _ = tx.send(addr);
+            loop {
+                std::thread::park();
+            }
+        });
+        let thrift1 = rx.recv().expect("the shared server started");
+        Shared { thrift1 }
+    })
+}
+
+/// A client over a new TCP connection.
+pub fn connect(addr: SocketAddr, framing: Framing, protocol: Protocol) -> Client {
+    let stream = TcpStream::connect(addr).expect("connect to tabula");
+    stream
+        .set_read_timeout(Some(IO_TIMEOUT))
+        .expect("read timeout");
+    stream.set_nodelay(true).expect("nodelay");
+    let (r, w) = TTcpChannel::with_stream(stream)
+        .split()
+        .expect("split the channel");
+    let (input, output): (
+        Box<dyn thrift::transport::TReadTransport + Send>,
+        Box<dyn thrift::transport::TWriteTransport + Send>,
+    ) = match framing {
+        Framing::Buffered => (
+            Box::new(TBufferedReadTransport::new(r)),
+            Box::new(TBufferedWriteTransport::new(w)),
+        ),
+        Framing::Framed => (
+            Box::new(TFramedReadTransport::new(r)),
+            Box::new(TFramedWriteTransport::new(w)),
+        ),
+    };
+    let (i, o): (
+        Box<dyn TInputProtocol + Send>,
+        Box<dyn TOutputProtocol + Send>,
+    ) = match protocol {
+        Protocol::Binary => (
+            Box::new(TBinaryInputProtocol::new(input, true)),
+            Box::new(TBinaryOutputProtocol::new(output, true)),
+        ),
+        Protocol::Compact => (
+            Box::new(TCompactInputProtocol::new(input)),
+            Box::new(TCompactOutputProtocol::new(output)),
+        ),
+    };
+    HbaseSyncClient::new(i, o)
+}
+
+static UNIQUE: AtomicUsize = AtomicUsize::new(0);
+
+/// A table name no other test of this binary uses.
+pub fn unique(prefix: &str) -> Vec<u8> {
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        UNIQUE.fetch_add(1, Ordering::Relaxed)
+    )
+    .into_bytes()
+}
+
+/// A column descriptor as happybase sends it for `create_table(name, {family: {}})`.
+pub fn descriptor(family: &str) -> ColumnDescriptor {
+    ColumnDescriptor::new(
+        format!("{family}:").into_bytes(),
+        3,
+        "NONE".to_string(),
+        false,
+        "NONE".to_string(),
+        0,
+        0,
+        false,
+        -1,
+    )
+}
+
+/// Creates `name` with happybase-style descriptors for `families`.
+pub fn create(client: &mut Client, name: &[u8], families: &[&str]) {
+    client
+        .create_table(
+            name.to_vec(),
+            families.iter().map(|f| descriptor(f)).collect(),
+        )
+        .expect("createTable");
+}
+
+/// A fresh table with `families` on the shared server; returns a client and its name.
+pub fn fresh_table(prefix: &str, families: &[&str]) -> (Client, Vec<u8>) {
+    let mut client = shared().client();
+    let name = unique(prefix);
+    create(&mut client, &name, families);
+    (client, name)
+}
+
+/// A put mutation as happybase builds it.
+pub fn put_m(column: &str, value: &[u8]) -> Mutation {
+    Mutation::new(false, column.as_bytes().to_vec(), value.to_vec(), true)
+}
+
+/// A delete mutation as happybase builds it (value unset).
+pub fn delete_m(column: &str) -> Mutation {
+    Mutation::new(true, column.as_bytes().to_vec(), None, true)
+}
+
+/// happybase's `table.put(row, data)` (mutateRows with one batch).
+pub fn put(client: &mut Client, table: &[u8], row: &str, cells: &[(&str, &str)]) {
+    let mutations: Vec<Mutation> = cells.iter().map(|(c, v)| put_m(c, v.as_bytes())).collect();
+    client
+        .mutate_rows(
+            table.to_vec(),
+            vec![BatchMutation::new(row.as_bytes().to_vec(), mutations)],
+            BTreeMap::new(),
+        )
+        .expect("mutateRows");
+}
+
+/// happybase's `table.put(row, data, timestamp=ts)`.
+pub fn put_ts(client: &mut Client, table: &[u8], row: &str, cells: &[(&str, &str)], ts: i64) {
+    let mutations: Vec<Mutation> = cells.iter().map(|(c, v)| put_m(c, v.as_bytes())).collect();
+    client
+        .mutate_rows_ts(
+            table.to_vec(),
+            vec![BatchMutation::new(row.as_bytes().to_vec(), mutations)],
+            ts,
+            BTreeMap::new(),
+        )
+        .expect("mutateRowsTs");
+}
+
+/// No attributes (what happybase sends).
+pub fn no_attrs() -> BTreeMap<Vec<u8>, Vec<u8>> {
+    BTreeMap::new()
+}
+
+/// A TScan with every field unset.
+pub fn tscan() -> TScan {
+    TScan::new(None, None, None, None, None, None, None, None, None, None)
+}
+
+/// A result's `columns` map as text: `family:qualifier` -> value.
+pub fn columns_of(r: &TRowResult) -> BTreeMap<String, String> {
+    r.columns
+        .as_ref()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| (text(k), text(c.value.as_deref().unwrap_or_default())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `columns` map with timestamps.
+pub fn columns_ts_of(r: &TRowResult) -> BTreeMap<String, (String, i64)> {
+    r.columns
+        .as_ref()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| {
+                    (
+                        text(k),
+                        (
+                            text(c.value.as_deref().unwrap_or_default()),
+                            c.timestamp.unwrap_or(-1),
+                        ),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Cells as (value, timestamp).
+pub fn cells_of(cells: &[TCell]) -> Vec<(String, i64)> {
+    cells
+        .iter()
+        .map(|c| {
+            (
+                text(c.value.as_deref().unwrap_or_default()),
+                c.timestamp.unwrap_or(-1),
+            )
+        })
+        .collect()
+}
+
+/// Cell values only.
+pub fn values_of(cells: &[TCell]) -> Vec<String> {
+    cells
+        .iter()
+        .map(|c| text(c.value.as_deref().unwrap_or_default()))
+        .collect()
+}
+
+/// Row keys of results, as text.
+pub fn rows_of(results: &[TRowResult]) -> Vec<String> {
+    results
+        .iter()
+        .map(|r| text(r.row.as_deref().unwrap_or_default()))
+        .collect()
+}
+
+/// Bytes as lossy text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The IOError inside a failed call (panics on anything else).
+pub fn io_error<T: std::fmt::Debug>(r: thrift::Result<T>) -> IOError {
+    match r {
+        Err(thrift::Error::User(u)) => match u.downcast::<IOError>() {
+            Ok(e) => *e,
+            Err(other) => panic!("expected IOError, got user error {other:?}"),
+        },
+        other => panic!("expected IOError, got {other:?}"),
+    }
+}
+
+/// The IOError's message.
+pub fn io_message<T: std::fmt::Debug>(r: thrift::Result<T>) -> String {
+    io_error(r).message.unwrap_or_default()
+}
+
+/// The IllegalArgument inside a failed call.
+pub fn illegal_argument<T: std::fmt::Debug>(r: thrift::Result<T>) -> IllegalArgument {
+    match r {
+        Err(thrift::Error::User(u)) => match u.downcast::<IllegalArgument>() {
+            Ok(e) => *e,
+            Err(other) => panic!("expected IllegalArgument, got user error {other:?}"),
+        },
+        other => panic!("expected IllegalArgument, got {other:?}"),
+    }
+}
+
+/// The AlreadyExists inside a failed call.
+pub fn already_exists<T: std::fmt::Debug>(r: thrift::Result<T>) -> AlreadyExists {
+    match r {
+        Err(thrift::Error::User(u)) => match u.downcast::<AlreadyExists>() {
+            Ok(e) => *e,
+            Err(other) => panic!("expected AlreadyExists, got user error {other:?}"),
+        },
+        other => panic!("expected AlreadyExists, got {other:?}"),
+    }
+}
+
+/// The TApplicationException of a failed call.
+pub fn app_error<T: std::fmt::Debug>(r: thrift::Result<T>) -> ApplicationError {
+    match r {
+        Err(thrift::Error::Application(a)) => a,
+        other => panic!("expected a TApplicationException, got {other:?}"),
+    }
+}
+
+/// Asserts the connection still answers calls after an error.
+pub fn assert_usable(client: &mut Client) {
+    client
+        .get_thrift_server_type()
+        .expect("the connection must stay usable after an error");
+}
+
+/// Every row of a scanner, collected with scannerGetList(n) until `[]`, then closed.
+pub fn drain(client: &mut Client, id: i32, n: i32) -> Vec<TRowResult> {
+    let mut all = Vec::new();
+    loop {
+        let batch = client.scanner_get_list(id, n).expect("scannerGetList");
+        if batch.is_empty() {
+            break;
+        }
+        assert!(
+            batch.len() <= n as usize,
+            "scannerGetList returned more than asked"
+        );
+        all.extend(batch);
+    }
+    client.scanner_close(id).expect("scannerClose");
+    all
+}

@@ -1,0 +1,292 @@
+//! The regionserver: tablets on one storage engine, behind [`TabletService`].
+//!
+//! Owns: translating service calls into tablet calls (compiling filter strings,
+//! converting read specs), the registry of open tablet scanners with their leases,
+//! and the regionserver's view of which tablets it serves.
+//! Must not: decide which tablets it serves (the coordinator assigns them) or know
+//! about Thrift.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tabula_storage::read::ReadOptions;
+use tabula_storage::tablet::{Condition, ScanRequest, TabletDescriptor, TabletScanner};
+use tabula_storage::{Cell, Durability, Engine, RowMutation, TableSchema};
+
+use crate::api::{
+    ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
+};
+use crate::filter::parse_filter;
+
+/// A scanner and when it was last used.
+struct LeasedScanner {
+    scanner: Arc<Mutex<TabletScanner>>,
+    last_used: Instant,
+}
+
+/// Settings of a regionserver.
+#[derive(Debug, Clone)]
+pub struct RegionServerOptions {
+    /// The name the server is known by (host:port, or any unique name in one process).
+    pub name: String,
+    /// Scanners idle longer than this are closed.
+    pub scanner_lease: Duration,
+}
+
+impl Default for RegionServerOptions {
+    fn default() -> Self {
+        RegionServerOptions {
+            name: "regionserver-0".into(),
+            scanner_lease: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A regionserver serving tablets from one engine.
+pub struct RegionServer {
+    opts: RegionServerOptions,
+    engine: Arc<Engine>,
+    scanners: Mutex<HashMap<u64, LeasedScanner>>,
+    next_scanner: AtomicU64,
+}
+
+/// Converts a read spec into engine read options (compiling the filter).
+pub fn read_options(spec: &ReadSpec) -> RsResult<ReadOptions> {
+    let filter = match &spec.filter {
+        Some(f) if !f.is_empty() => Some(parse_filter(f)?),
+        _ => None,
+    };
+    Ok(ReadOptions {
+        columns: spec.columns.clone(),
+        time_range: spec.time_range,
+        family_time_ranges: spec.family_time_ranges.clone(),
+        max_versions: spec.max_versions.max(1),
+        filter,
+    })
+}
+
+impl RegionServer {
+    /// A regionserver over `engine`.
+    pub fn new(engine: Arc<Engine>, opts: RegionServerOptions) -> RegionServer {
+        RegionServer {
+            opts,
+            engine,
+            scanners: Mutex::new(HashMap::new()),
+            next_scanner: AtomicU64::new(1),
+        }
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    fn tablet(&self, id: u64) -> RsResult<Arc<tabula_storage::Tablet>> {
+        self.engine
+            .tablet(id)
+            .map_err(|_| RsError::NotServing { tablet: id })
+    }
+
+    /// Closes scanners idle longer than the lease; returns how many remain open.
+    pub fn expire_scanners(&self) -> usize {
+        let lease = self.opts.scanner_lease;
+        let mut s = self.scanners.lock();
+        let before = s.len();
+        s.retain(|_, l| l.last_used.elapsed() < lease);
+        let expired = before - s.len();
+        if expired > 0 {
+            tracing::info!(expired, open = s.len(), "expired idle tablet scanners");
+        }
+        s.len()
+    }
+
+    /// Number of open scanners.
+    pub fn open_scanners(&self) -> usize {
+        self.scanners.lock().len()
+    }
+
+    /// Flushes every tablet and closes the engine's log.
+    pub fn shutdown(&self) -> RsResult<()> {
+        self.scanners.lock().clear();
+        self.engine.shutdown().map_err(RsError::from)
+    }
+}
+
+impl TabletService for RegionServer {
+    fn name(&self) -> String {
+        self.opts.name.clone()
+    }
+
+    fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {
+        let t = self.tablet(tablet)?;
+        Ok(t.get(row, read_options(spec)?)?)
+    }
+
+    fn mutate(&self, tablet: u64, mutation: &RowMutation, durability: Durability) -> RsResult<()> {
+        Ok(self.tablet(tablet)?.mutate(mutation, durability)?)
+    }
+
+    fn check_and_mutate(
+        &self,
+        tablet: u64,
+        condition: &Condition,
+        mutation: &RowMutation,
+        durability: Durability,
+    ) -> RsResult<bool> {
+        Ok(self
+            .tablet(tablet)?
+            .check_and_mutate(condition, mutation, durability)?)
+    }
+
+    fn increment(
+        &self,
+        tablet: u64,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, i64)],
+        durability: Durability,
+    ) -> RsResult<Vec<Cell>> {
+        Ok(self.tablet(tablet)?.increment(row, columns, durability)?)
+    }
+
+    fn append(
+        &self,
+        tablet: u64,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, Bytes)],
+        durability: Durability,
+    ) -> RsResult<Vec<Cell>> {
+        Ok(self.tablet(tablet)?.append(row, columns, durability)?)
+    }
+
+    fn open_scanner(&self, tablet: u64, spec: &ScanSpec) -> RsResult<u64> {
+        let t = self.tablet(tablet)?;
+        let scanner = t.scan(ScanRequest {
+            start_row: spec.start_row.clone(),
+            stop_row: spec.stop_row.clone(),
+            reverse: spec.reverse,
+            read: read_options(&spec.read)?,
+            batch: spec.batch as usize,
+        })?;
+        let id = self.next_scanner.fetch_add(1, Ordering::Relaxed);
+        self.scanners.lock().insert(
+            id,
+            LeasedScanner {
+                scanner: Arc::new(Mutex::new(scanner)),
+                last_used: Instant::now(),
+            },
+        );
+        Ok(id)
+    }
+
+    fn scanner_next(&self, scanner: u64, max_rows: usize) -> RsResult<ScanBatch> {
+        let s = {
+            let mut map = self.scanners.lock();
+            let l = map
+                .get_mut(&scanner)
+                .ok_or(RsError::UnknownScanner { scanner })?;
+            l.last_used = Instant::now();
+            Arc::clone(&l.scanner)
+        };
+        let mut s = s.lock();
+        let rows = s.next_rows(max_rows.max(1))?;
+        let exhausted = rows.len() < max_rows.max(1);
+        let out = ScanBatch {
+            exhausted,
+            ended_by_filter: exhausted && s.ended_by_filter(),
+            rows,
+        };
+        if let Some(l) = self.scanners.lock().get_mut(&scanner) {
+            l.last_used = Instant::now();
+        }
+        Ok(out)
+    }
+
+    fn close_scanner(&self, scanner: u64) {
+        self.scanners.lock().remove(&scanner);
+    }
+
+    fn open_tablet(&self, desc: &TabletDescriptor) -> RsResult<()> {
+        match self.engine.open_tablet(desc.clone()) {
+            Ok(_) => Ok(()),
+            Err(tabula_storage::Error::TabletAlreadyOpen { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn close_tablet(&self, tablet: u64) -> RsResult<()> {
+        match self.engine.close_tablet(tablet) {
+            Ok(()) | Err(tabula_storage::Error::TabletNotOpen { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn destroy_tablet(&self, tablet: u64) -> RsResult<()> {
+        Ok(self.engine.destroy_tablet_dir(tablet)?)
+    }
+
+    fn split_tablet(
+        &self,
+        tablet: u64,
+        at: Option<Bytes>,
+        left: u64,
+        right: u64,
+    ) -> RsResult<SplitOutcome> {
+        let t = self.tablet(tablet)?;
+        let at = match at {
+            Some(a) => a,
+            None => t.midpoint_row().ok_or_else(|| {
+                RsError::Storage(tabula_storage::Error::InvalidArgument(format!(
+                    "tablet {tablet} holds too little data to split"
+                )))
+            })?,
+        };
+        let schema = t.schema().as_ref().clone();
+        let (l, r) = self.engine.split_tablet(tablet, &at, left, right)?;
+        let desc = |t: &tabula_storage::Tablet| TabletDescriptor {
+            id: t.id(),
+            schema: schema.clone(),
+            start_row: t.start_row().clone(),
+            end_row: t.end_row().clone(),
+        };
+        Ok(SplitOutcome {
+            at,
+            left: desc(&l),
+            right: desc(&r),
+        })
+    }
+
+    fn flush_tablet(&self, tablet: u64) -> RsResult<()> {
+        Ok(self.tablet(tablet)?.flush()?)
+    }
+
+    fn compact_tablet(&self, tablet: u64, major: bool) -> RsResult<()> {
+        let t = self.tablet(tablet)?;
+        if major {
+            t.major_compact()?;
+        } else {
+            t.flush()?;
+            t.compact_if_needed()?;
+        }
+        Ok(())
+    }
+
+    fn update_schema(&self, tablet: u64, schema: &TableSchema) -> RsResult<()> {
+        self.tablet(tablet)?.set_schema(schema.clone());
+        Ok(())
+    }
+
+    fn report(&self) -> Vec<TabletReport> {
+        self.engine
+            .tablets()
+            .into_iter()
+            .map(|t| TabletReport {
+                tablet: t.id(),
+                stats: t.stats(),
+            })
+            .collect()
+    }
+}
