@@ -193,6 +193,27 @@ impl Tabula {
         }
     }
 
+    /// A server on an existing data directory (for restart tests); the caller
+    /// owns the directory.
+    pub fn start_at(data_dir: &Path) -> Tabula {
+        let (child, thrift1, log) = spawn(data_dir, &[], true);
+        Tabula {
+            child: Some(child),
+            thrift1,
+            data_dir: data_dir.to_path_buf(),
+            log,
+            _dir: None,
+        }
+    }
+
+    /// Kills the server with SIGKILL (no flush, no orderly stop) and reaps it.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// A buffered binary client (happybase's default).
     pub fn client(&self) -> Client {
         connect(self.thrift1, Framing::Buffered, Protocol::Binary)
