@@ -130,7 +130,7 @@ fn acknowledged_writes_survive_kill_dash_nine() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let table = b"kill9".to_vec();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x7ab_0_1a);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x7ab01a);
     let acked: Acked = Arc::new(Mutex::new(Vec::new()));
     let mut next_seq = [0u64; WRITERS];
     {
