@@ -12,36 +12,64 @@ use std::time::Duration;
 use common::*;
 use rand::{Rng, SeedableRng};
 use tabula_thrift::hbase::THbaseSyncClient;
+use thrift::protocol::{
+    TBinaryOutputProtocol, TCompactOutputProtocol, TFieldIdentifier, TMapIdentifier,
+    TMessageIdentifier, TMessageType, TOutputProtocol, TStructIdentifier, TType,
+};
 
 const MESSAGES: usize = 10_000;
 const SENDERS: usize = 8;
 
-fn put_string(out: &mut Vec<u8>, s: &[u8]) {
-    out.extend_from_slice(&(s.len() as i32).to_be_bytes());
-    out.extend_from_slice(s);
-}
-
-/// A strict-binary `getRow(table, row, {})` call, written field by field.
-fn get_row_call(table: &[u8], row: &[u8], seqid: i32) -> Vec<u8> {
-    let mut m = vec![0x80, 0x01, 0x00, 0x01];
-    put_string(&mut m, b"getRow");
-    m.extend_from_slice(&seqid.to_be_bytes());
-    for (id, value) in [(1i16, table), (2, row)] {
-        m.push(11);
-        m.extend_from_slice(&id.to_be_bytes());
-        put_string(&mut m, value);
+/// A `getRow(table, row, {})` call in the strict binary or the compact protocol,
+/// written with the thrift crate's own output protocols.
+fn get_row_call(compact: bool, table: &[u8], row: &[u8], seqid: i32) -> Vec<u8> {
+    fn write(o: &mut dyn TOutputProtocol, table: &[u8], row: &[u8], seqid: i32) {
+        let result: thrift::Result<()> = (|| {
+            o.write_message_begin(&TMessageIdentifier::new(
+                "getRow",
+                TMessageType::Call,
+                seqid,
+            ))?;
+            o.write_struct_begin(&TStructIdentifier::new("getRow_args"))?;
+            for (id, value) in [(1i16, table), (2, row)] {
+                o.write_field_begin(&TFieldIdentifier::new("f", TType::String, id))?;
+                o.write_bytes(value)?;
+                o.write_field_end()?;
+            }
+            o.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+            o.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, 0))?;
+            o.write_map_end()?;
+            o.write_field_end()?;
+            o.write_field_stop()?;
+            o.write_struct_end()?;
+            o.write_message_end()?;
+            o.flush()
+        })();
+        result.expect("encode getRow");
     }
-    m.push(13);
-    m.extend_from_slice(&3i16.to_be_bytes());
-    m.extend_from_slice(&[11, 11, 0, 0, 0, 0]);
-    m.push(0);
-    m
+    let mut buf = Vec::new();
+    if compact {
+        write(
+            &mut TCompactOutputProtocol::new(&mut buf),
+            table,
+            row,
+            seqid,
+        );
+    } else {
+        write(
+            &mut TBinaryOutputProtocol::new(&mut buf, true),
+            table,
+            row,
+            seqid,
+        );
+    }
+    buf
 }
 
 /// One hostile message: a corrupted, truncated or random-bytes variant of a valid
 /// call, sometimes framed.
 fn hostile(rng: &mut impl Rng, table: &[u8]) -> Vec<u8> {
-    let mut m = get_row_call(table, b"r", rng.gen());
+    let mut m = get_row_call(rng.gen(), table, b"r", rng.gen());
     match rng.gen_range(0..4) {
         0 => {
             let cut = rng.gen_range(0..m.len());
@@ -102,6 +130,23 @@ fn ten_thousand_hostile_messages_then_well_formed_calls_are_answered() {
     let table = b"hostile".to_vec();
     create(&mut c, &table, &["cf"]);
     put(&mut c, &table, "r", &[("cf:q", "intact")]);
+
+    // The unmodified calls are well formed: each gets a reply naming the row's value,
+    // so the corrupted variants below start from real calls.
+    for compact in [false, true] {
+        let mut s = TcpStream::connect(server.thrift1).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("read timeout");
+        s.write_all(&get_row_call(compact, &table, b"r", 1))
+            .expect("send");
+        s.shutdown(Shutdown::Write).expect("half-close");
+        let mut reply = Vec::new();
+        let _ = s.read_to_end(&mut reply);
+        assert!(
+            reply.windows(6).any(|w| w == b"intact"),
+            "compact={compact}: no value in the reply {reply:?}"
+        );
+    }
 
     let per_sender = MESSAGES / SENDERS;
     let rounds = 10;
