@@ -10,3 +10,4 @@ pub mod config;
 pub mod serve;
 pub mod server;
 pub mod thrift1;
+pub mod thrift2;

@@ -112,7 +112,10 @@ fn main() -> ExitCode {
                         return ExitCode::FAILURE;
                     }
                 };
-                println!("tabula ready thrift1={}", running.thrift1_addr);
+                println!(
+                    "tabula ready thrift1={} thrift2={}",
+                    running.thrift1_addr, running.thrift2_addr
+                );
                 match running.run(shutdown_signal()).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {

@@ -1,7 +1,7 @@
 //! `tabula serve`: the whole system in one process.
 //!
 //! Owns: starting the components in order (embedded lock service, storage engine,
-//! regionserver, coordinator, Thrift gateway), the ready line, and the orderly stop:
+//! regionserver, coordinator, the Thrift1 and Thrift2 gateways), and the orderly stop:
 //! stop accepting, finish in-flight calls, flush every tablet, release the locks.
 //! Must not: implement any component's behaviour.
 
@@ -19,7 +19,8 @@ use crate::backend::Backend;
 use crate::cluster::ClusterBackend;
 use crate::config::Settings;
 use crate::server::{ServerOptions, ThriftServer};
-use crate::thrift1::Thrift1Handler;
+use crate::thrift1::{Thrift1Handler, Thrift1Options};
+use crate::thrift2::Thrift2Handler;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -43,10 +44,12 @@ pub enum ServeError {
 /// A started system.
 pub struct Running {
     pub thrift1_addr: SocketAddr,
+    pub thrift2_addr: SocketAddr,
     pub backend: Arc<ClusterBackend>,
     coordinator: Arc<Coordinator>,
     regionserver: Arc<RegionServer>,
     thrift1: ThriftServer,
+    thrift2: ThriftServer,
     background: Vec<std::thread::JoinHandle<()>>,
     stop_background: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -62,21 +65,24 @@ fn engine_options(s: &Settings) -> EngineOptions {
     o
 }
 
-/// Starts every component and binds the Thrift listener (not yet serving).
+/// Binds `addr`; returns the listener and the address it got.
+async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
+    let listen_error = |source| ServeError::Listen {
+        addr: addr.to_string(),
+        source,
+    };
+    let listener = TcpListener::bind(addr).await.map_err(listen_error)?;
+    let local = listener.local_addr().map_err(listen_error)?;
+    Ok((listener, local))
+}
+
+/// Starts every component and binds the Thrift listeners (not yet serving).
 pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| {
         ServeError::Storage(tabula_storage::Error::io("creating the data directory", e))
     })?;
-    let listener = TcpListener::bind(&settings.listen)
-        .await
-        .map_err(|source| ServeError::Listen {
-            addr: settings.listen.clone(),
-            source,
-        })?;
-    let thrift1_addr = listener.local_addr().map_err(|source| ServeError::Listen {
-        addr: settings.listen.clone(),
-        source,
-    })?;
+    let (listener, thrift1_addr) = bind(&settings.listen).await?;
+    let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
     let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
     let server_opts = ServerOptions {
         max_frame_size: settings.max_frame_size,
@@ -117,14 +123,35 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??;
 
     let backend = Arc::new(ClusterBackend::new(Arc::clone(&coordinator)));
-    let handler = Thrift1Handler::new(Arc::clone(&backend) as Arc<dyn Backend>, lease);
+    let handler_options = Thrift1Options {
+        scanner_lease: lease,
+        ..Thrift1Options::default()
+    };
+    let handler = Thrift1Handler::with_options(
+        Arc::clone(&backend) as Arc<dyn Backend>,
+        handler_options.clone(),
+    );
     let observer = handler.connection_observer();
     let processor = Arc::new(tabula_thrift::hbase::HbaseSyncProcessor::new(handler));
     let opts = ServerOptions {
         observer: Some(observer),
-        ..server_opts
+        ..server_opts.clone()
     };
     let thrift1 = ThriftServer::new(listener, processor, opts);
+    let handler2 =
+        Thrift2Handler::with_options(Arc::clone(&backend) as Arc<dyn Backend>, handler_options);
+    let observer2 = handler2.connection_observer();
+    let processor2 = Arc::new(tabula_thrift::hbase2::THBaseServiceSyncProcessor::new(
+        handler2,
+    ));
+    let thrift2 = ThriftServer::new(
+        listener2,
+        processor2,
+        ServerOptions {
+            observer: Some(observer2),
+            ..server_opts
+        },
+    );
 
     let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut background = Vec::new();
@@ -146,10 +173,12 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     }
     Ok(Running {
         thrift1_addr,
+        thrift2_addr,
         backend,
         coordinator,
         regionserver,
         thrift1,
+        thrift2,
         background,
         stop_background,
     })
@@ -161,10 +190,18 @@ impl Running {
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), ServeError> {
-        let report = self.thrift1.run(shutdown).await;
+        let stop_thrift2 = self.thrift2.shutdown_handle();
+        let shutdown = async move {
+            shutdown.await;
+            stop_thrift2.shutdown();
+        };
+        let (report1, report2) = tokio::join!(
+            self.thrift1.run(shutdown),
+            self.thrift2.run(std::future::pending::<()>())
+        );
         tracing::info!(
-            aborted = report.connections_aborted,
-            "gateway stopped; flushing tablets"
+            aborted = report1.connections_aborted + report2.connections_aborted,
+            "gateways stopped; flushing tablets"
         );
         self.stop_background
             .store(true, std::sync::atomic::Ordering::Release);

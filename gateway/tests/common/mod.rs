@@ -27,6 +27,8 @@ use thrift::transport::{
 };
 use thrift::ApplicationError;
 
+pub mod t2;
+
 /// How long the server may take to print its ready line.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Bound on any single client read.
@@ -36,6 +38,12 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A Thrift1 client over any transport and protocol.
 pub type Client = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
+
+/// A Thrift2 client over TCP.
+pub type Client2 = tabula_thrift::hbase2::THBaseServiceSyncClient<
+    Box<dyn TInputProtocol + Send>,
+    Box<dyn TOutputProtocol + Send>,
+>;
 
 /// How a client frames messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,18 +85,17 @@ fn binary_path() -> PathBuf {
 pub struct Tabula {
     child: Option<Child>,
     pub thrift1: SocketAddr,
+    pub thrift2: SocketAddr,
     pub data_dir: PathBuf,
     log: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }
 
-/// Starts the binary with extra `TABULA_*` settings; returns the child, its
-/// Thrift1 address, and the log file.
-fn spawn(
-    data_dir: &Path,
-    env: &[(&str, &str)],
-    die_with_thread: bool,
-) -> (Child, SocketAddr, PathBuf) {
+/// A started child: the process, its Thrift1 and Thrift2 addresses, its log file.
+type Spawned = (Child, SocketAddr, SocketAddr, PathBuf);
+
+/// Starts the binary with extra `TABULA_*` settings.
+fn spawn(data_dir: &Path, env: &[(&str, &str)], die_with_thread: bool) -> Spawned {
     let bin = binary_path();
     assert!(
         bin.exists(),
@@ -147,12 +154,13 @@ fn spawn(
             panic!("tabula did not print its ready line ({e:?}); its log:\n{log_text}");
         }
     };
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("thrift1="))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no thrift1 address in the ready line {line:?}"));
-    (child, addr, log)
+    let addr_of = |key: &str| -> SocketAddr {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} address in the ready line {line:?}"))
+    };
+    (child, addr_of("thrift1="), addr_of("thrift2="), log)
 }
 
 fn stop_child(child: &mut Child) {
@@ -183,10 +191,11 @@ impl Tabula {
     pub fn start_with(env: &[(&str, &str)]) -> Tabula {
         let dir = tempfile::tempdir().expect("tempdir");
         let data_dir = dir.path().join("data");
-        let (child, thrift1, log) = spawn(&data_dir, env, true);
+        let (child, thrift1, thrift2, log) = spawn(&data_dir, env, true);
         Tabula {
             child: Some(child),
             thrift1,
+            thrift2,
             data_dir,
             log,
             _dir: Some(dir),
@@ -196,10 +205,11 @@ impl Tabula {
     /// A server on an existing data directory (for restart tests); the caller
     /// owns the directory.
     pub fn start_at(data_dir: &Path) -> Tabula {
-        let (child, thrift1, log) = spawn(data_dir, &[], true);
+        let (child, thrift1, thrift2, log) = spawn(data_dir, &[], true);
         Tabula {
             child: Some(child),
             thrift1,
+            thrift2,
             data_dir: data_dir.to_path_buf(),
             log,
             _dir: None,
@@ -222,6 +232,11 @@ impl Tabula {
     /// A client with the given framing and protocol.
     pub fn client_with(&self, framing: Framing, protocol: Protocol) -> Client {
         connect(self.thrift1, framing, protocol)
+    }
+
+    /// A Thrift2 client with the given framing and protocol.
+    pub fn client2(&self, framing: Framing, protocol: Protocol) -> Client2 {
+        connect2(self.thrift2, framing, protocol)
     }
 
     /// The server's log so far.
@@ -247,9 +262,14 @@ impl Drop for Tabula {
 /// test: use [`unique`]). It runs until the test binary exits.
 pub struct Shared {
     pub thrift1: SocketAddr,
+    pub thrift2: SocketAddr,
 }
 
 impl Shared {
+    pub fn client2(&self, framing: Framing, protocol: Protocol) -> Client2 {
+        connect2(self.thrift2, framing, protocol)
+    }
+
     pub fn client(&self) -> Client {
         connect(self.thrift1, Framing::Buffered, Protocol::Binary)
     }
@@ -282,7 +302,7 @@ pub fn shared() -> &'static Shared {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create the shared data dir");
             let data_dir = dir.join("data");
-            let (child, addr, _log) = spawn(&data_dir, &[], true);
+            let (child, addr1, addr2, _log) = spawn(&data_dir, &[], true);
             if let Ok(mut guard) = SHARED_PROCESS.lock() {
                 *guard = Some((child, dir));
             }
@@ -290,18 +310,37 @@ pub fn shared() -> &'static Shared {
             unsafe {
                 libc::atexit(stop_shared_at_exit);
             }
-            let _ = tx.send(addr);
+            let _ = tx.send((addr1, addr2));
             loop {
                 std::thread::park();
             }
         });
-        let thrift1 = rx.recv().expect("the shared server started");
-        Shared { thrift1 }
+        let (thrift1, thrift2) = rx.recv().expect("the shared server started");
+        Shared { thrift1, thrift2 }
     })
 }
 
 /// A client over a new TCP connection.
 pub fn connect(addr: SocketAddr, framing: Framing, protocol: Protocol) -> Client {
+    let (i, o) = protocols(addr, framing, protocol);
+    HbaseSyncClient::new(i, o)
+}
+
+/// A Thrift2 client over a new TCP connection.
+pub fn connect2(addr: SocketAddr, framing: Framing, protocol: Protocol) -> Client2 {
+    let (i, o) = protocols(addr, framing, protocol);
+    tabula_thrift::hbase2::THBaseServiceSyncClient::new(i, o)
+}
+
+/// Input and output protocols over a new TCP connection.
+fn protocols(
+    addr: SocketAddr,
+    framing: Framing,
+    protocol: Protocol,
+) -> (
+    Box<dyn TInputProtocol + Send>,
+    Box<dyn TOutputProtocol + Send>,
+) {
     let stream = TcpStream::connect(addr).expect("connect to tabula");
     stream
         .set_read_timeout(Some(IO_TIMEOUT))
@@ -336,7 +375,7 @@ pub fn connect(addr: SocketAddr, framing: Framing, protocol: Protocol) -> Client
             Box::new(TCompactOutputProtocol::new(output)),
         ),
     };
-    HbaseSyncClient::new(i, o)
+    (i, o)
 }
 
 static UNIQUE: AtomicUsize = AtomicUsize::new(0);

@@ -1,0 +1,731 @@
+//! Thrift2 structs to engine types and back.
+//!
+//! Owns: TGet/TScan to read and scan specs (HBase's defaults for every unset
+//! field), TPut/TDelete/TRowMutations to row mutations, cells to TResult, table
+//! names, family and table descriptors, region locations, durability.
+//! Must not: call the backend.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use tabula_regionserver::filter::parse_filter;
+use tabula_regionserver::{ReadSpec, ScanSpec};
+use tabula_storage::tablet::CompareOp;
+use tabula_storage::{
+    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, Mutation, RowMutation,
+    TimeRange, LATEST_TIMESTAMP,
+};
+use tabula_thrift::hbase2::{
+    TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompareOperator,
+    TCompressionAlgorithm, TDelete, TDeleteType, TDurability, TGet, THRegionInfo, THRegionLocation,
+    TPut, TResult, TScan, TServerName, TTableDescriptor, TTableName, TTimeRange,
+};
+
+use super::errors::{Thrift2Error, Thrift2Result};
+use crate::backend::{RegionInfo, TableInfo};
+
+/// HBase's cell type code of a put (`Cell.Type.Put`), reported in TColumnValue.type.
+pub const PUT_TYPE_CODE: i8 = 4;
+/// Versions a new family keeps when its descriptor does not say (HBase 2.x: 1).
+pub const DEFAULT_MAX_VERSIONS: u32 = 1;
+/// HBase's "forever" TTL, in seconds.
+pub const TTL_FOREVER: i32 = i32::MAX;
+/// zstd level for families created with a compressing algorithm.
+pub const ZSTD_LEVEL: i32 = 3;
+/// The namespace of tables named without one.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// The name data calls and the backend use for `t`: `ns:qualifier`, or just the
+/// qualifier in the default namespace.
+pub fn table_name(t: &TTableName) -> Thrift2Result<Vec<u8>> {
+    if t.qualifier.is_empty() {
+        return Err(Thrift2Error::Invalid(
+            "table name qualifier is empty".to_string(),
+        ));
+    }
+    match t.ns.as_deref() {
+        None | Some(b"") => Ok(t.qualifier.clone()),
+        Some(ns) if ns == DEFAULT_NAMESPACE.as_bytes() => Ok(t.qualifier.clone()),
+        Some(ns) => {
+            let mut name = Vec::with_capacity(ns.len() + 1 + t.qualifier.len());
+            name.extend_from_slice(ns);
+            name.push(b':');
+            name.extend_from_slice(&t.qualifier);
+            Ok(name)
+        }
+    }
+}
+
+/// `ns:qualifier` (or `qualifier`) as a TTableName; the default namespace is named.
+pub fn ttable_name(name: &[u8]) -> TTableName {
+    match name.iter().position(|&b| b == b':') {
+        Some(i) => TTableName::new(
+            name.get(..i).map(<[u8]>::to_vec),
+            name.get(i + 1..).unwrap_or_default().to_vec(),
+        ),
+        None => TTableName::new(DEFAULT_NAMESPACE.as_bytes().to_vec(), name.to_vec()),
+    }
+}
+
+/// The namespace a backend table name lives in.
+pub fn namespace_of(name: &[u8]) -> String {
+    match name.iter().position(|&b| b == b':') {
+        Some(i) => String::from_utf8_lossy(name.get(..i).unwrap_or_default()).into_owned(),
+        None => DEFAULT_NAMESPACE.to_string(),
+    }
+}
+
+/// The commit-log mode of a TDurability (unset = the default, a synced log).
+pub fn durability(d: Option<TDurability>) -> Durability {
+    match d {
+        Some(TDurability::SKIP_WAL) => Durability::Skip,
+        Some(TDurability::ASYNC_WAL) => Durability::Async,
+        _ => Durability::Sync,
+    }
+}
+
+/// The weaker of two commit-log modes a row's mutations ask for is used only when
+/// all of them ask for it: the strongest wins.
+pub fn strongest(a: Durability, b: Durability) -> Durability {
+    fn rank(d: Durability) -> u8 {
+        match d {
+            Durability::Skip => 0,
+            Durability::Async => 1,
+            Durability::Sync => 2,
+        }
+    }
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// A TTimeRange as `[min, max)`, refusing negative or inverted bounds.
+pub fn half_open(tr: &TTimeRange) -> Thrift2Result<TimeRange> {
+    if tr.min_stamp < 0 || tr.max_stamp < 0 {
+        return Err(Thrift2Error::Invalid(format!(
+            "time range [{}, {}) has a negative timestamp",
+            tr.min_stamp, tr.max_stamp
+        )));
+    }
+    if tr.max_stamp < tr.min_stamp {
+        return Err(Thrift2Error::Invalid(format!(
+            "time range [{}, {}): maxStamp is smaller than minStamp",
+            tr.min_stamp, tr.max_stamp
+        )));
+    }
+    Ok(TimeRange::new(tr.min_stamp, tr.max_stamp))
+}
+
+/// Column selectors of a read: a qualifier selects one column, none the family.
+pub fn selectors(columns: &[TColumn]) -> Vec<ColumnSelector> {
+    columns
+        .iter()
+        .map(|c| match &c.qualifier {
+            Some(q) => {
+                ColumnSelector::Column(Bytes::copy_from_slice(&c.family), Bytes::copy_from_slice(q))
+            }
+            None => ColumnSelector::Family(Bytes::copy_from_slice(&c.family)),
+        })
+        .collect()
+}
+
+/// A filter string checked up front so a bad one fails the call naming the problem;
+/// empty means no filter.
+fn checked_filter(filter: Option<Vec<u8>>) -> Thrift2Result<Option<Bytes>> {
+    match filter.filter(|f| !f.is_empty()) {
+        None => Ok(None),
+        Some(f) => {
+            parse_filter(&f).map_err(|e| Thrift2Error::Internal(e.to_string()))?;
+            Ok(Some(Bytes::from(f)))
+        }
+    }
+}
+
+fn refuse_filter_bytes(filter_bytes: &Option<Vec<u8>>) -> Thrift2Result<()> {
+    if filter_bytes.as_ref().is_some_and(|b| !b.is_empty()) {
+        return Err(Thrift2Error::IllegalArgument(
+            "filterBytes (a serialized Java filter) is not supported by Tabula; \
+             send the filter as filterString in the HBase filter language"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Per-family cell window of a read (TGet/TScan storeLimit and storeOffset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreWindow {
+    /// Cells per family kept at most; `None` = all.
+    pub limit: Option<usize>,
+    /// Cells per family skipped first.
+    pub offset: usize,
+}
+
+impl StoreWindow {
+    fn new(limit: Option<i32>, offset: Option<i32>) -> Self {
+        StoreWindow {
+            limit: limit
+                .filter(|l| *l >= 0)
+                .and_then(|l| usize::try_from(l).ok()),
+            offset: offset.and_then(|o| usize::try_from(o).ok()).unwrap_or(0),
+        }
+    }
+
+    /// True when the window keeps every cell.
+    pub fn is_all(&self) -> bool {
+        self.limit.is_none() && self.offset == 0
+    }
+
+    /// Keeps, per family, the cells after `offset` and at most `limit` of them
+    /// (cells arrive grouped by family).
+    pub fn apply(&self, cells: Vec<Cell>) -> Vec<Cell> {
+        if self.is_all() {
+            return cells;
+        }
+        let mut out = Vec::with_capacity(cells.len());
+        let mut family: Option<Bytes> = None;
+        let mut seen = 0usize;
+        for cell in cells {
+            if family.as_ref() != Some(&cell.family) {
+                family = Some(cell.family.clone());
+                seen = 0;
+            }
+            let index = seen;
+            seen += 1;
+            if index < self.offset {
+                continue;
+            }
+            if self.limit.is_some_and(|l| index - self.offset >= l) {
+                continue;
+            }
+            out.push(cell);
+        }
+        out
+    }
+}
+
+/// What a TGet asks for.
+#[derive(Debug, Clone)]
+pub struct GetRequest {
+    pub row: Bytes,
+    pub spec: ReadSpec,
+    pub window: StoreWindow,
+    /// existence_only: the answer carries no cells.
+    pub existence_only: bool,
+}
+
+/// A TGet as a read: `timestamp` is an exact match and wins over `timeRange`;
+/// maxVersions unset means 1 and must be positive when set.
+pub fn get_request(get: TGet) -> Thrift2Result<GetRequest> {
+    refuse_filter_bytes(&get.filter_bytes)?;
+    let time_range = match (get.timestamp, &get.time_range) {
+        (Some(ts), _) => {
+            if ts < 0 {
+                return Err(Thrift2Error::Invalid(format!(
+                    "timestamp {ts} is negative; timestamps are milliseconds since the epoch"
+                )));
+            }
+            TimeRange::exactly(ts)
+        }
+        (None, Some(tr)) => half_open(tr)?,
+        (None, None) => TimeRange::ALL,
+    };
+    let max_versions = match get.max_versions {
+        None => 1,
+        Some(n) if n > 0 => n.unsigned_abs(),
+        Some(n) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "maxVersions is {n}; versions must be positive"
+            )))
+        }
+    };
+    Ok(GetRequest {
+        row: Bytes::from(get.row),
+        spec: ReadSpec {
+            columns: selectors(get.columns.as_deref().unwrap_or_default()),
+            time_range,
+            family_time_ranges: Vec::new(),
+            max_versions,
+            filter: checked_filter(get.filter_string)?,
+        },
+        window: StoreWindow::new(get.store_limit, get.store_offset),
+        existence_only: get.existence_only.unwrap_or(false),
+    })
+}
+
+/// What a TScan asks for.
+#[derive(Debug, Clone)]
+pub struct ScanRequest {
+    pub spec: ScanSpec,
+    /// Rows returned at most (TScan.limit); `None` = all.
+    pub limit: Option<usize>,
+}
+
+/// A TScan as a scan: start inclusive, stop exclusive, maxVersions default 1,
+/// batchSize splits wide rows, colFamTimeRangeMap per family.
+pub fn scan_request(scan: TScan) -> Thrift2Result<ScanRequest> {
+    refuse_filter_bytes(&scan.filter_bytes)?;
+    let time_range = match &scan.time_range {
+        Some(tr) => half_open(tr)?,
+        None => TimeRange::ALL,
+    };
+    let mut family_time_ranges = Vec::new();
+    for (family, tr) in scan.col_fam_time_range_map.unwrap_or_default() {
+        family_time_ranges.push((Bytes::from(family), half_open(&tr)?));
+    }
+    let max_versions = scan
+        .max_versions
+        .filter(|n| *n > 0)
+        .map_or(1, i32::unsigned_abs);
+    let batch = scan
+        .batch_size
+        .and_then(|b| u32::try_from(b).ok())
+        .unwrap_or(0);
+    Ok(ScanRequest {
+        spec: ScanSpec {
+            start_row: Bytes::from(scan.start_row.unwrap_or_default()),
+            stop_row: Bytes::from(scan.stop_row.unwrap_or_default()),
+            reverse: scan.reversed.unwrap_or(false),
+            read: ReadSpec {
+                columns: selectors(scan.columns.as_deref().unwrap_or_default()),
+                time_range,
+                family_time_ranges,
+                max_versions,
+                filter: checked_filter(scan.filter_string)?,
+            },
+            batch,
+        },
+        limit: scan
+            .limit
+            .filter(|l| *l > 0)
+            .and_then(|l| usize::try_from(l).ok()),
+    })
+}
+
+/// Cells as a TResult (family, qualifier ascending, newest first); no cells gives
+/// HBase's empty result: no row, no column values.
+pub fn tresult(row: &[u8], mut cells: Vec<Cell>, partial: bool) -> TResult {
+    if cells.is_empty() {
+        return TResult::new(None, Vec::new(), false, false);
+    }
+    crate::thrift1::convert::sort_like_hbase(&mut cells);
+    let values = cells
+        .into_iter()
+        .map(|c| {
+            TColumnValue::new(
+                c.family.to_vec(),
+                c.qualifier.to_vec(),
+                c.value.to_vec(),
+                c.timestamp,
+                None,
+                PUT_TYPE_CODE,
+            )
+        })
+        .collect();
+    TResult::new(row.to_vec(), values, false, partial)
+}
+
+/// A TPut as a row mutation: each cell at its own timestamp, else the put's, else
+/// server time.
+pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Durability)> {
+    if put.column_values.is_empty() {
+        return Err(Thrift2Error::Invalid(
+            "No columns to insert: a TPut needs at least one column value".to_string(),
+        ));
+    }
+    let default_ts = put.timestamp.unwrap_or(LATEST_TIMESTAMP);
+    let mut rm = RowMutation::new(put.row);
+    for cv in put.column_values {
+        rm.mutations.push(Mutation::Put {
+            family: Bytes::from(cv.family),
+            qualifier: Bytes::from(cv.qualifier),
+            timestamp: cv.timestamp.unwrap_or(default_ts),
+            value: Bytes::from(cv.value),
+        });
+    }
+    Ok((rm, durability(put.durability)))
+}
+
+/// A TDelete as a row mutation. No columns: the whole row (`<= timestamp`). With
+/// columns, by deleteType (default DELETE_COLUMNS): DELETE_COLUMN one version (at
+/// the column's or the delete's timestamp, else the newest), DELETE_COLUMNS every
+/// version `<=` it, DELETE_FAMILY the family `<=` it, DELETE_FAMILY_VERSION the
+/// family's cells at exactly it (a timestamp is required). A column without a
+/// qualifier names the empty qualifier, except for the family delete types.
+pub fn delete_mutation(delete: TDelete) -> Thrift2Result<(RowMutation, Durability)> {
+    let default_ts = delete.timestamp.unwrap_or(LATEST_TIMESTAMP);
+    let kind = delete.delete_type.unwrap_or(TDeleteType::DELETE_COLUMNS);
+    let mut rm = RowMutation::new(delete.row);
+    let columns = delete.columns.unwrap_or_default();
+    if columns.is_empty() {
+        rm.mutations.push(Mutation::DeleteRow {
+            timestamp: default_ts,
+        });
+    }
+    for c in columns {
+        let family = Bytes::from(c.family);
+        let qualifier = Bytes::from(c.qualifier.unwrap_or_default());
+        let ts = c.timestamp.unwrap_or(default_ts);
+        let m = match kind {
+            TDeleteType::DELETE_COLUMN => Mutation::DeleteVersion {
+                family,
+                qualifier,
+                timestamp: ts,
+            },
+            TDeleteType::DELETE_COLUMNS => Mutation::DeleteColumn {
+                family,
+                qualifier,
+                timestamp: ts,
+            },
+            TDeleteType::DELETE_FAMILY => Mutation::DeleteFamily {
+                family,
+                timestamp: ts,
+            },
+            TDeleteType::DELETE_FAMILY_VERSION => {
+                if ts == LATEST_TIMESTAMP {
+                    return Err(Thrift2Error::Invalid(
+                        "Timestamp is required for TDeleteType.DELETE_FAMILY_VERSION".to_string(),
+                    ));
+                }
+                Mutation::DeleteFamilyVersion {
+                    family,
+                    timestamp: ts,
+                }
+            }
+            other => {
+                return Err(Thrift2Error::Invalid(format!(
+                    "unknown TDeleteType {}; expected DELETE_COLUMN (0), DELETE_COLUMNS (1), \
+                     DELETE_FAMILY (2) or DELETE_FAMILY_VERSION (3)",
+                    other.0
+                )))
+            }
+        };
+        rm.mutations.push(m);
+    }
+    Ok((rm, durability(delete.durability)))
+}
+
+/// A TCompareOperator as the engine's comparison (`provided <op> stored`).
+pub fn compare_op(op: TCompareOperator) -> Thrift2Result<CompareOp> {
+    Ok(match op {
+        TCompareOperator::LESS => CompareOp::Less,
+        TCompareOperator::LESS_OR_EQUAL => CompareOp::LessOrEqual,
+        TCompareOperator::EQUAL => CompareOp::Equal,
+        TCompareOperator::NOT_EQUAL => CompareOp::NotEqual,
+        TCompareOperator::GREATER_OR_EQUAL => CompareOp::GreaterOrEqual,
+        TCompareOperator::GREATER => CompareOp::Greater,
+        TCompareOperator::NO_OP => CompareOp::NoOp,
+        other => {
+            return Err(Thrift2Error::Invalid(format!(
+                "unknown TCompareOperator {}; expected 0 (LESS) to 6 (NO_OP)",
+                other.0
+            )))
+        }
+    })
+}
+
+/// A family descriptor as a schema, with HBase 2.x defaults for unset fields
+/// (1 version, no TTL, no compression, row bloom, block cache on).
+pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<FamilySchema> {
+    let name = String::from_utf8_lossy(&d.name).into_owned();
+    if d.name.is_empty() {
+        return Err(Thrift2Error::Invalid(
+            "column family name is empty".to_string(),
+        ));
+    }
+    let max_versions = match d.max_versions {
+        None => DEFAULT_MAX_VERSIONS,
+        Some(n) if n > 0 => n.unsigned_abs(),
+        Some(n) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "Maximum versions must be positive (column family {name}: maxVersions {n})"
+            )))
+        }
+    };
+    let ttl_seconds = match d.time_to_live {
+        None | Some(TTL_FOREVER) => None,
+        Some(n) if n > 0 => Some(u64::from(n.unsigned_abs())),
+        Some(n) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "TTL for column family {name} must be positive (got {n})"
+            )))
+        }
+    };
+    let compression = match d.compression_type {
+        None | Some(TCompressionAlgorithm::NONE) => Compression::None,
+        Some(
+            TCompressionAlgorithm::ZSTD
+            | TCompressionAlgorithm::GZ
+            | TCompressionAlgorithm::LZO
+            | TCompressionAlgorithm::SNAPPY
+            | TCompressionAlgorithm::LZ4
+            | TCompressionAlgorithm::BZIP2,
+        ) => Compression::Zstd(ZSTD_LEVEL),
+        Some(other) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "unknown TCompressionAlgorithm {} for column family {name}",
+                other.0
+            )))
+        }
+    };
+    let bloom = match d.bloomn_filter_type {
+        None | Some(TBloomFilterType::ROW) | Some(TBloomFilterType::ROWPREFIX_FIXED_LENGTH) => {
+            BloomType::Row
+        }
+        Some(TBloomFilterType::NONE) => BloomType::None,
+        Some(TBloomFilterType::ROWCOL) => BloomType::RowCol,
+        Some(other) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "unknown TBloomFilterType {} for column family {name}",
+                other.0
+            )))
+        }
+    };
+    Ok(FamilySchema {
+        name: Bytes::copy_from_slice(&d.name),
+        max_versions,
+        ttl_seconds,
+        compression,
+        bloom,
+        block_cache: d.block_cache_enabled.unwrap_or(true),
+        in_memory: d.in_memory.unwrap_or(false),
+    })
+}
+
+/// A family schema as HBase describes it.
+pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
+    TColumnFamilyDescriptor {
+        name: f.name.to_vec(),
+        attributes: Some(BTreeMap::new()),
+        configuration: Some(BTreeMap::new()),
+        block_size: None,
+        bloomn_filter_type: Some(match f.bloom {
+            BloomType::None => TBloomFilterType::NONE,
+            BloomType::Row => TBloomFilterType::ROW,
+            BloomType::RowCol => TBloomFilterType::ROWCOL,
+        }),
+        compression_type: Some(match f.compression {
+            Compression::None => TCompressionAlgorithm::NONE,
+            Compression::Zstd(_) => TCompressionAlgorithm::ZSTD,
+        }),
+        dfs_replication: None,
+        data_block_encoding: None,
+        keep_deleted_cells: None,
+        max_versions: Some(i32::try_from(f.max_versions).unwrap_or(i32::MAX)),
+        min_versions: Some(0),
+        scope: None,
+        time_to_live: Some(
+            f.ttl_seconds
+                .map_or(TTL_FOREVER, |s| i32::try_from(s).unwrap_or(TTL_FOREVER)),
+        ),
+        block_cache_enabled: Some(f.block_cache),
+        cache_blooms_on_write: None,
+        cache_data_on_write: None,
+        cache_indexes_on_write: None,
+        compress_tags: None,
+        evict_blocks_on_close: None,
+        in_memory: Some(f.in_memory),
+    }
+}
+
+/// A table as a TTableDescriptor.
+pub fn table_descriptor(t: &TableInfo) -> TTableDescriptor {
+    TTableDescriptor::new(
+        ttable_name(&t.name),
+        t.families
+            .iter()
+            .map(descriptor_from_family)
+            .collect::<Vec<_>>(),
+        BTreeMap::new(),
+        TDurability::USE_DEFAULT,
+    )
+}
+
+/// A region and its server as a THRegionLocation.
+pub fn region_location(r: &RegionInfo) -> THRegionLocation {
+    THRegionLocation::new(
+        TServerName::new(r.server_host.clone(), r.server_port, None),
+        THRegionInfo::new(
+            r.id,
+            r.table.to_vec(),
+            r.start_key.to_vec(),
+            r.end_key.to_vec(),
+            false,
+            false,
+            0,
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tget(row: &[u8]) -> TGet {
+        TGet {
+            row: row.to_vec(),
+            columns: None,
+            timestamp: None,
+            time_range: None,
+            max_versions: None,
+            filter_string: None,
+            attributes: None,
+            authorizations: None,
+            consistency: None,
+            target_replica_id: None,
+            cache_blocks: None,
+            store_limit: None,
+            store_offset: None,
+            existence_only: None,
+            filter_bytes: None,
+        }
+    }
+
+    fn tdelete(row: &[u8]) -> TDelete {
+        TDelete {
+            row: row.to_vec(),
+            columns: None,
+            timestamp: None,
+            delete_type: None,
+            attributes: None,
+            durability: None,
+            cell_visibility: None,
+        }
+    }
+
+    fn family(name: &[u8], max_versions: Option<i32>) -> TColumnFamilyDescriptor {
+        let mut d = descriptor_from_family(&FamilySchema::new(Bytes::copy_from_slice(name)));
+        d.max_versions = max_versions;
+        d.time_to_live = None;
+        d.compression_type = None;
+        d
+    }
+
+    fn cell(f: &str, q: &str, ts: i64) -> Cell {
+        Cell {
+            row: Bytes::from_static(b"r"),
+            family: Bytes::copy_from_slice(f.as_bytes()),
+            qualifier: Bytes::copy_from_slice(q.as_bytes()),
+            timestamp: ts,
+            value: Bytes::new(),
+        }
+    }
+
+    #[test]
+    fn table_names_round_trip_through_namespaces() {
+        let t = TTableName::new(None, b"t".to_vec());
+        assert_eq!(table_name(&t).unwrap(), b"t");
+        let t = TTableName::new(b"default".to_vec(), b"t".to_vec());
+        assert_eq!(table_name(&t).unwrap(), b"t");
+        let t = TTableName::new(b"ns".to_vec(), b"t".to_vec());
+        assert_eq!(table_name(&t).unwrap(), b"ns:t");
+        assert_eq!(ttable_name(b"ns:t"), t);
+        assert_eq!(ttable_name(b"t").ns.as_deref(), Some(&b"default"[..]));
+        assert!(table_name(&TTableName::new(None, Vec::new())).is_err());
+        assert_eq!(namespace_of(b"ns:t"), "ns");
+        assert_eq!(namespace_of(b"t"), "default");
+    }
+
+    #[test]
+    fn get_timestamp_is_exact_and_wins_over_the_range() {
+        let mut g = tget(b"r");
+        g.timestamp = Some(10);
+        g.time_range = Some(TTimeRange::new(0, 5));
+        let r = get_request(g.clone()).unwrap();
+        assert_eq!(r.spec.time_range, TimeRange::exactly(10));
+        assert_eq!(r.spec.max_versions, 1);
+        g.timestamp = None;
+        assert_eq!(
+            get_request(g.clone()).unwrap().spec.time_range,
+            TimeRange::new(0, 5)
+        );
+        g.max_versions = Some(0);
+        assert!(matches!(get_request(g), Err(Thrift2Error::Invalid(_))));
+    }
+
+    #[test]
+    fn filter_bytes_and_bad_filter_strings_are_refused() {
+        let mut g = tget(b"r");
+        g.filter_bytes = Some(vec![1, 2]);
+        assert!(matches!(
+            get_request(g),
+            Err(Thrift2Error::IllegalArgument(_))
+        ));
+        let s = TScan {
+            filter_string: Some(b"NoSuchFilter()".to_vec()),
+            ..TScan::default()
+        };
+        assert!(matches!(scan_request(s), Err(Thrift2Error::Internal(_))));
+    }
+
+    #[test]
+    fn deletes_follow_the_delete_type() {
+        let mut d = tdelete(b"r");
+        d.columns = Some(vec![TColumn {
+            family: b"f".to_vec(),
+            qualifier: Some(b"q".to_vec()),
+            timestamp: None,
+        }]);
+        d.timestamp = Some(7);
+        let (rm, _) = delete_mutation(d.clone()).unwrap();
+        assert!(matches!(
+            rm.mutations[0],
+            Mutation::DeleteColumn { timestamp: 7, .. }
+        ));
+        let mut one = d.clone();
+        one.delete_type = Some(TDeleteType::DELETE_COLUMN);
+        let (rm, _) = delete_mutation(one).unwrap();
+        assert!(matches!(
+            rm.mutations[0],
+            Mutation::DeleteVersion { timestamp: 7, .. }
+        ));
+        let mut fv = d.clone();
+        fv.delete_type = Some(TDeleteType::DELETE_FAMILY_VERSION);
+        fv.timestamp = None;
+        assert!(delete_mutation(fv).is_err());
+        let (rm, _) = delete_mutation(tdelete(b"r")).unwrap();
+        assert_eq!(
+            rm.mutations,
+            vec![Mutation::DeleteRow {
+                timestamp: LATEST_TIMESTAMP
+            }]
+        );
+    }
+
+    #[test]
+    fn store_window_counts_per_family() {
+        let cells = vec![
+            cell("a", "1", 1),
+            cell("a", "2", 1),
+            cell("a", "3", 1),
+            cell("b", "1", 1),
+            cell("b", "2", 1),
+        ];
+        let w = StoreWindow::new(Some(1), Some(1));
+        let kept: Vec<_> = w
+            .apply(cells)
+            .into_iter()
+            .map(|c| (c.family, c.qualifier))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (Bytes::from_static(b"a"), Bytes::from_static(b"2")),
+                (Bytes::from_static(b"b"), Bytes::from_static(b"2"))
+            ]
+        );
+    }
+
+    #[test]
+    fn family_descriptors_take_hbase2_defaults() {
+        let f = family_from_descriptor(&family(b"f", None)).unwrap();
+        assert_eq!(f.max_versions, 1);
+        assert_eq!(f.ttl_seconds, None);
+        let back = descriptor_from_family(&f);
+        assert_eq!(back.max_versions, Some(1));
+        assert_eq!(back.time_to_live, Some(TTL_FOREVER));
+        assert!(family_from_descriptor(&family(b"f", Some(0))).is_err());
+    }
+}

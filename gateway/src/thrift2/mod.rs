@@ -1,0 +1,87 @@
+//! The Thrift2 `THBaseService`: HBase's `hbase thrift2` API translated into
+//! [`Backend`] calls.
+//!
+//! Owns: [`Thrift2Handler`], which implements the generated
+//! [`tabula_thrift::hbase2::THBaseServiceSyncHandler`]. Each group of calls lives in
+//! its own module: [`data`] (get, exists, put, delete, check-and-*, increment,
+//! append, mutateRow and their *Multiple forms), [`scans`] (openScanner,
+//! getScannerRows, closeScanner, getScannerResults), [`admin`] (tables, families,
+//! namespaces, regions, grants, cluster identity); [`convert`] maps Thrift2 structs
+//! onto engine types and back, [`errors`] maps failures onto TIOError,
+//! TIllegalArgument or TApplicationException, and [`service`] ties them to method
+//! names.
+//! Must not: touch sockets or wire formats, or reach past [`Backend`].
+//!
+//! Semantic choices where HBase leaves room or Tabula differs:
+//! - Table names in data calls are `ns:table` (or `table` for the default
+//!   namespace); TTableName with no or `default` namespace names the same table, so
+//!   Thrift1 and Thrift2 see the same tables.
+//! - TDurability: SKIP_WAL writes without the commit log, ASYNC_WAL logs without
+//!   waiting for the fsync, USE_DEFAULT, SYNC_WAL and FSYNC_WAL wait for the group
+//!   commit's fsync (tables have no durability setting of their own).
+//! - TScan.filterBytes and TGet.filterBytes (serialized Java filters) are refused
+//!   with a TIOError saying so (none of the calls taking a TGet or TScan declares
+//!   TIllegalArgument in the IDL, so it cannot travel in their replies). filterString
+//!   runs on the same engine as Thrift1; a bad one is an INTERNAL_ERROR naming the
+//!   problem, as HBase's parser throws an unchecked exception.
+//! - deleteMultiple applies each delete on its own and returns the ones that failed
+//!   for a reason of their own row (unknown family, bad timestamp); a table-level
+//!   failure (missing or disabled table) is a TIOError.
+//! - A put with no columns, an increment or append with no columns, and a mutation
+//!   of mutateRow/checkAnd* whose row differs from the call's row fail with a
+//!   TIOError naming the problem.
+//! - Family descriptors: compression other than NONE is stored as zstd and read back
+//!   as ZSTD; ROWPREFIX_FIXED_LENGTH blooms are row blooms; block size, encoding,
+//!   replication, scope, min versions and the cache-on-write flags are accepted and
+//!   not stored (Tabula's engine has one block size and one encoding).
+//! - The slow-call log HBase keeps when `hbase.regionserver.slowlog.buffer.enabled`
+//!   is set is not kept: getSlowLogResponses answers `[]` and clearSlowLogResponses
+//!   `false` per server, what HBase answers with the buffer off (its default).
+//! - Scanners: ids are i32 from 0, shared by every Thrift2 connection and separate
+//!   from Thrift1's; a scanner idle longer than its lease (default 60 s) is closed, as
+//!   are a connection's scanners when it closes; closeScanner of an unknown id is
+//!   ignored (HBase 2.x).
+
+pub mod admin;
+pub mod convert;
+pub mod data;
+pub mod errors;
+pub mod scans;
+pub mod service;
+
+use std::sync::Arc;
+
+use crate::backend::Backend;
+use crate::server::ConnectionObserver;
+use crate::thrift1::scanners::{ScannerConnectionObserver, ScannerRegistry};
+use crate::thrift1::Thrift1Options;
+
+/// The Thrift2 `THBaseService` over a [`Backend`].
+pub struct Thrift2Handler {
+    backend: Arc<dyn Backend>,
+    scanners: Arc<ScannerRegistry>,
+    options: Thrift1Options,
+}
+
+impl Thrift2Handler {
+    /// A handler with `options` (scanner lease, bounds; shared with Thrift1's).
+    pub fn with_options(backend: Arc<dyn Backend>, options: Thrift1Options) -> Self {
+        let scanners = ScannerRegistry::start(options.scanner_lease, options.max_open_scanners);
+        Thrift2Handler {
+            backend,
+            scanners,
+            options,
+        }
+    }
+
+    /// The observer the server must be given so that a connection's scanners are
+    /// closed when it closes.
+    pub fn connection_observer(&self) -> Arc<dyn ConnectionObserver> {
+        Arc::new(ScannerConnectionObserver::new(&self.scanners))
+    }
+
+    /// The scanner registry (e.g. for a gauge of open scanners).
+    pub fn scanners(&self) -> &Arc<ScannerRegistry> {
+        &self.scanners
+    }
+}
