@@ -206,22 +206,26 @@ fn delete_types() {
         all(&mut c, "r"),
         vec!["f:a@2", "f:a@1", "f:b@3", "f:b@2", "f:b@1", "g:c@3", "g:c@2", "g:c@1"]
     );
-    // DELETE_COLUMNS (the default) with a timestamp: versions <= ts.
-    let mut d = tdelete("r", Some(vec![col("f", Some("b"))]), None);
-    d.timestamp = Some(2);
+    // DELETE_COLUMNS (the default) with a column timestamp: versions <= ts. The
+    // TDelete's own timestamp is not used once columns are named.
+    let mut b = col("f", Some("b"));
+    b.timestamp = Some(2);
+    let mut d = tdelete("r", Some(vec![b]), None);
+    d.timestamp = Some(1);
     c.delete_single(t.clone(), d).unwrap();
     assert_eq!(
         all(&mut c, "r"),
         vec!["f:a@2", "f:a@1", "f:b@3", "g:c@3", "g:c@2", "g:c@1"]
     );
-    // DELETE_FAMILY_VERSION: the family's cells at exactly ts.
-    let mut d = tdelete(
-        "r",
-        Some(vec![col("g", None)]),
-        Some(TDeleteType::DELETE_FAMILY_VERSION),
-    );
-    d.timestamp = Some(2);
-    c.delete_single(t.clone(), d).unwrap();
+    // DELETE_FAMILY_VERSION: the family's cells at exactly the column's timestamp
+    // (required: without it HBase fails the call with an INTERNAL_ERROR).
+    let fv = |ts: Option<i64>| {
+        let mut g = col("g", None);
+        g.timestamp = ts;
+        tdelete("r", Some(vec![g]), Some(TDeleteType::DELETE_FAMILY_VERSION))
+    };
+    internal(c.delete_single(t.clone(), fv(None)));
+    c.delete_single(t.clone(), fv(Some(2))).unwrap();
     assert_eq!(
         all(&mut c, "r"),
         vec!["f:a@2", "f:a@1", "f:b@3", "g:c@3", "g:c@1"]

@@ -348,26 +348,27 @@ pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Durability)> {
     Ok((rm, durability(put.durability)))
 }
 
-/// A TDelete as a row mutation. No columns: the whole row (`<= timestamp`). With
-/// columns, by deleteType (default DELETE_COLUMNS): DELETE_COLUMN one version (at
-/// the column's or the delete's timestamp, else the newest), DELETE_COLUMNS every
-/// version `<=` it, DELETE_FAMILY the family `<=` it, DELETE_FAMILY_VERSION the
-/// family's cells at exactly it (a timestamp is required). A column without a
-/// qualifier names the empty qualifier, except for the family delete types.
+/// A TDelete as a row mutation. No columns: the whole row (`<= TDelete.timestamp`,
+/// else everything). With columns, TDelete.timestamp is not used (as in HBase) and
+/// each column's own timestamp counts, by deleteType (default DELETE_COLUMNS):
+/// DELETE_COLUMN one version (at the column's timestamp, else the newest),
+/// DELETE_COLUMNS every version `<=` it, DELETE_FAMILY the family `<=` it,
+/// DELETE_FAMILY_VERSION the family's cells at exactly it (the column must carry a
+/// timestamp; without one HBase fails the call with an INTERNAL_ERROR). A column
+/// without a qualifier names the empty qualifier, except for the family types.
 pub fn delete_mutation(delete: TDelete) -> Thrift2Result<(RowMutation, Durability)> {
-    let default_ts = delete.timestamp.unwrap_or(LATEST_TIMESTAMP);
     let kind = delete.delete_type.unwrap_or(TDeleteType::DELETE_COLUMNS);
     let mut rm = RowMutation::new(delete.row);
     let columns = delete.columns.unwrap_or_default();
     if columns.is_empty() {
         rm.mutations.push(Mutation::DeleteRow {
-            timestamp: default_ts,
+            timestamp: delete.timestamp.unwrap_or(LATEST_TIMESTAMP),
         });
     }
     for c in columns {
         let family = Bytes::from(c.family);
         let qualifier = Bytes::from(c.qualifier.unwrap_or_default());
-        let ts = c.timestamp.unwrap_or(default_ts);
+        let ts = c.timestamp.unwrap_or(LATEST_TIMESTAMP);
         let m = match kind {
             TDeleteType::DELETE_COLUMN => Mutation::DeleteVersion {
                 family,
@@ -384,9 +385,10 @@ pub fn delete_mutation(delete: TDelete) -> Thrift2Result<(RowMutation, Durabilit
                 timestamp: ts,
             },
             TDeleteType::DELETE_FAMILY_VERSION => {
-                if ts == LATEST_TIMESTAMP {
-                    return Err(Thrift2Error::Invalid(
-                        "Timestamp is required for TDeleteType.DELETE_FAMILY_VERSION".to_string(),
+                if c.timestamp.is_none() {
+                    return Err(Thrift2Error::Internal(
+                        "Timestamp is required for TDelete with DeleteFamilyVersion type"
+                            .to_string(),
                     ));
                 }
                 Mutation::DeleteFamilyVersion {
@@ -666,9 +668,10 @@ mod tests {
         d.columns = Some(vec![TColumn {
             family: b"f".to_vec(),
             qualifier: Some(b"q".to_vec()),
-            timestamp: None,
+            timestamp: Some(7),
         }]);
-        d.timestamp = Some(7);
+        // The delete's own timestamp is not used once columns are named.
+        d.timestamp = Some(99);
         let (rm, _) = delete_mutation(d.clone()).unwrap();
         assert!(matches!(
             rm.mutations[0],
@@ -683,8 +686,13 @@ mod tests {
         ));
         let mut fv = d.clone();
         fv.delete_type = Some(TDeleteType::DELETE_FAMILY_VERSION);
-        fv.timestamp = None;
-        assert!(delete_mutation(fv).is_err());
+        if let Some(c) = fv.columns.as_mut().and_then(|c| c.first_mut()) {
+            c.timestamp = None;
+        }
+        assert!(matches!(
+            delete_mutation(fv),
+            Err(Thrift2Error::Internal(_))
+        ));
         let (rm, _) = delete_mutation(tdelete(b"r")).unwrap();
         assert_eq!(
             rm.mutations,
