@@ -36,6 +36,8 @@ use crate::types::{Cell, ColumnSelector, TimeRange};
 
 /// Sequential steps tried before a skip falls back to a seek.
 const MAX_SEQUENTIAL_SKIPS: usize = 8;
+/// Steps tried before seeking to the newest version inside a time range.
+const AS_OF_SEQUENTIAL_SKIPS: usize = 2;
 
 /// What a get or a scan asks for.
 #[derive(Default)]
@@ -201,7 +203,12 @@ pub struct RowOutcome {
 /// Moves `iter` forward to the first entry >= `target`: a few steps first, a seek if
 /// the target is further away. Never moves backwards.
 pub fn skip_to(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
-    for _ in 0..MAX_SEQUENTIAL_SKIPS {
+    skip_to_within(iter, target, MAX_SEQUENTIAL_SKIPS)
+}
+
+/// [`skip_to`] trying at most `steps` steps before seeking.
+fn skip_to_within(iter: &mut dyn KvIter, target: &[u8], steps: usize) -> Result<()> {
+    for _ in 0..steps {
         if !iter.valid() || iter.key() >= target {
             return Ok(());
         }
@@ -338,7 +345,9 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
                     // The prefix test alone would also accept longer qualifiers whose
                     // escaped form starts with this one's: compare the column part.
                     if column_part(iter.key()) == Some(start.as_slice()) {
-                        read_column(iter, fam, q.clone(), &start, &markers, ctx)?;
+                        // The next column (or row) is reached by its own seek, so the
+                        // cursor may stay inside this column.
+                        read_column(iter, fam, q.clone(), &start, &markers, ctx, false)?;
                     }
                 }
             }
@@ -356,6 +365,7 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
                     &col,
                     &markers,
                     ctx,
+                    true,
                 )?;
             }
         }
@@ -369,8 +379,9 @@ fn column_part(k: &[u8]) -> Option<&[u8]> {
     k.get(..k.len().checked_sub(18)?)
 }
 
-/// Reads one column; on return `iter` stands after the column's entries (or the
-/// row's end, when the filter ended the row).
+/// Reads one column. With `leave_past`, `iter` stands after the column's entries
+/// on return (or anywhere in the row, when the filter ended the row); without it,
+/// anywhere at or after the column's start (the caller seeks onwards itself).
 fn read_column(
     iter: &mut dyn KvIter,
     fam: &FamilyPlan,
@@ -378,6 +389,7 @@ fn read_column(
     col: &[u8],
     fmarkers: &FamilyMarkers,
     ctx: &mut RowCtx<'_>,
+    leave_past: bool,
 ) -> Result<()> {
     let mut delete_up_to = fmarkers.delete_up_to;
     let mut delete_versions: Vec<i64> = Vec::new();
@@ -399,29 +411,39 @@ fn read_column(
         }
         iter.next()?;
     }
-    let mut col_end = col.to_vec();
-    col_end.push(0x02);
+    let past_column = |iter: &mut dyn KvIter| -> Result<()> {
+        if !leave_past {
+            return Ok(());
+        }
+        let mut col_end = col.to_vec();
+        col_end.push(0x02);
+        skip_to(iter, &col_end)
+    };
 
     let newest = match fam.time_range.newest() {
         Some(n) => n,
-        None => return skip_to(iter, &col_end),
+        None => return past_column(iter),
     };
     let mut oldest = fam.time_range.min.max(fam.ttl_cutoff);
     if let Some(d) = delete_up_to {
         if d == i64::MAX {
-            return skip_to(iter, &col_end);
+            return past_column(iter);
         }
         oldest = oldest.max(d + 1);
     }
     if oldest > newest {
-        return skip_to(iter, &col_end);
+        return past_column(iter);
     }
 
     // Jump to the newest admissible version unless the cursor is already there.
-    let mut put_at = col.to_vec();
-    put_at.push(0x01);
-    put_at.extend_from_slice(&key::ts_desc(newest));
-    skip_to(iter, &put_at)?;
+    // For a read as of a time, the versions to pass over may be many: seek
+    // (through the block index, O(log n)) after a couple of steps.
+    if newest != i64::MAX {
+        let mut put_at = col.to_vec();
+        put_at.push(0x01);
+        put_at.extend_from_slice(&key::ts_desc(newest));
+        skip_to_within(iter, &put_at, AS_OF_SEQUENTIAL_SKIPS)?;
+    }
 
     let mut included = 0u32;
     let mut last_ts: Option<i64> = None;
@@ -492,5 +514,5 @@ fn read_column(
         }
         iter.next()?;
     }
-    skip_to(iter, &col_end)
+    past_column(iter)
 }

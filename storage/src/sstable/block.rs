@@ -53,8 +53,14 @@ pub(crate) struct BlockBuilder {
     entries: usize,
 }
 
+/// Entry bytes after which a restart point is placed even before
+/// `restart_interval` entries: with large values a seek then binary-searches
+/// restart keys instead of stepping over many cache lines of values.
+pub(crate) const RESTART_BYTES: usize = 4096;
+
 impl BlockBuilder {
-    /// A builder placing a restart point every `restart_interval` entries (min 1).
+    /// A builder placing a restart point every `restart_interval` entries (min 1),
+    /// or sooner once [`RESTART_BYTES`] of entries follow the last one.
     pub(crate) fn new(restart_interval: usize) -> Self {
         BlockBuilder {
             buf: Vec::new(),
@@ -69,7 +75,14 @@ impl BlockBuilder {
     /// Appends an entry. Keys must ascend; the caller checks. The block's entry
     /// area must stay below 4 GiB; the writer's entry and block limits ensure it.
     pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) {
-        let shared = if self.since_restart == 0 || self.since_restart >= self.restart_interval {
+        let since_bytes = self
+            .restarts
+            .last()
+            .map_or(0, |&r| self.buf.len() - r as usize);
+        let shared = if self.since_restart == 0
+            || self.since_restart >= self.restart_interval
+            || since_bytes >= RESTART_BYTES
+        {
             self.restarts.push(self.buf.len() as u32);
             self.since_restart = 0;
             0
