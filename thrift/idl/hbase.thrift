@@ -10,6 +10,10 @@
 // Rust code is generated from this file by `thrift/regen.sh` into
 // `thrift/src/hbase.rs`; CI checks that the committed output is current.
 
+// Package of the Java stubs built by the Java compatibility suite
+// (compat-tests/java); it keeps them apart from the Thrift2 stubs.
+namespace java tabula.compat.thrift1
+
 // Row keys, table names, column names and values are raw bytes.
 typedef binary Text
 typedef binary Bytes

@@ -13,6 +13,10 @@
 // `table` arguments are `namespace:table`, or `table` in the default
 // namespace.
 
+// Package of the Java stubs built by the Java compatibility suite
+// (compat-tests/java); it keeps them apart from the Thrift1 stubs.
+namespace java tabula.compat.thrift2
+
 // ---------------------------------------------------------------------------
 // Cells, reads and writes
 // ---------------------------------------------------------------------------

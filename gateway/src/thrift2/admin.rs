@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use regex::Regex;
+use fancy_regex::Regex;
 use tabula_thrift::hbase2::{
     TAccessControlEntity, TColumnFamilyDescriptor, THRegionLocation, TNamespaceDescriptor,
     TPermissionScope, TTableDescriptor, TTableName,
@@ -18,7 +18,7 @@ use tabula_thrift::hbase2::{
 
 use super::convert::{
     family_from_descriptor, namespace_of, region_location, table_descriptor, table_name,
-    ttable_name,
+    ttable_name, DEFAULT_NAMESPACE,
 };
 use super::errors::{Thrift2Error, Thrift2Result};
 use super::Thrift2Handler;
@@ -27,14 +27,29 @@ use crate::backend::{BackendError, NamespaceInfo, Permission, PermissionScope, T
 /// The permission letters HBase knows: Read, Write, eXec, Create, Admin.
 const ACTION_LETTERS: &str = "RWXCA";
 
-/// A Java-style `matches()` pattern: the whole name must match.
+/// A Java-style `matches()` pattern (look-around and back-references allowed): the
+/// whole name must match. A pattern that does not compile is an INTERNAL_ERROR, as
+/// Java's unchecked PatternSyntaxException is in HBase.
 fn whole_name_pattern(regex: &str) -> Thrift2Result<Option<Regex>> {
     if regex.is_empty() {
         return Ok(None);
     }
     Regex::new(&format!("^(?:{regex})$"))
         .map(Some)
-        .map_err(|e| Thrift2Error::Invalid(format!("bad table name pattern {regex:?}: {e}")))
+        .map_err(|e| Thrift2Error::Internal(format!("bad table name pattern {regex:?}: {e}")))
+}
+
+/// Whether `pattern` matches the table `name`; a default-namespace table also
+/// matches as `default:name`, as in HBase.
+fn name_matches(pattern: &Regex, name: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(name);
+    if pattern.is_match(&name).unwrap_or(false) {
+        return true;
+    }
+    !name.contains(':')
+        && pattern
+            .is_match(&format!("{DEFAULT_NAMESPACE}:{name}"))
+            .unwrap_or(false)
 }
 
 impl Thrift2Handler {
@@ -46,11 +61,7 @@ impl Thrift2Handler {
         }
         Ok(tables
             .into_iter()
-            .filter(|t| {
-                pattern
-                    .as_ref()
-                    .is_none_or(|p| p.is_match(&String::from_utf8_lossy(&t.name)))
-            })
+            .filter(|t| pattern.as_ref().is_none_or(|p| name_matches(p, &t.name)))
             .collect())
     }
 
@@ -394,9 +405,18 @@ mod tests {
     #[test]
     fn patterns_match_whole_names() {
         let p = whole_name_pattern("t.*").unwrap().unwrap();
-        assert!(p.is_match("t1"));
-        assert!(!p.is_match("xt1"));
+        assert!(name_matches(&p, b"t1"));
+        assert!(!name_matches(&p, b"xt1"));
+        let d = whole_name_pattern("default:t1").unwrap().unwrap();
+        assert!(name_matches(&d, b"t1"));
+        assert!(!name_matches(&d, b"ns:t1"));
+        let ahead = whole_name_pattern("a_(?!skip).*").unwrap().unwrap();
+        assert!(name_matches(&ahead, b"a_keep"));
+        assert!(!name_matches(&ahead, b"a_skip"));
         assert!(whole_name_pattern("").unwrap().is_none());
-        assert!(whole_name_pattern("(").is_err());
+        assert!(matches!(
+            whole_name_pattern("("),
+            Err(Thrift2Error::Internal(_))
+        ));
     }
 }

@@ -418,7 +418,13 @@ pub fn compare_op(op: TCompareOperator) -> Thrift2Result<CompareOp> {
         TCompareOperator::NOT_EQUAL => CompareOp::NotEqual,
         TCompareOperator::GREATER_OR_EQUAL => CompareOp::GreaterOrEqual,
         TCompareOperator::GREATER => CompareOp::Greater,
-        TCompareOperator::NO_OP => CompareOp::NoOp,
+        // HBase's region server has no comparison for NO_OP and fails the call
+        // ("Unknown Compare op NO_OP"); nothing is applied.
+        TCompareOperator::NO_OP => {
+            return Err(Thrift2Error::Invalid(
+                "Unknown Compare op NO_OP: checkAndMutate needs a comparison".to_string(),
+            ))
+        }
         other => {
             return Err(Thrift2Error::Invalid(format!(
                 "unknown TCompareOperator {}; expected 0 (LESS) to 6 (NO_OP)",

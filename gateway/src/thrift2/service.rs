@@ -374,9 +374,9 @@ impl THBaseServiceSyncHandler for Thrift2Handler {
         &self,
         server_names: BTreeSet<TServerName>,
     ) -> thrift::Result<Vec<bool>> {
-        // One answer per server asked (or for the one regionserver when none is
-        // named): nothing was cleared, as no slow-call log is kept.
-        Ok(vec![false; server_names.len().max(1)])
+        // One answer per server named: nothing was cleared, as no slow-call log
+        // is kept.
+        Ok(vec![false; server_names.len()])
     }
 
     fn handle_grant(&self, info: TAccessControlEntity) -> thrift::Result<bool> {
