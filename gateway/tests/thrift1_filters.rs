@@ -305,6 +305,18 @@ fn multiple_column_prefix_filter_keeps_qualifiers_matching_any_prefix() {
 }
 
 #[test]
+fn multiple_column_prefix_filter_without_prefixes_passes_every_cell() {
+    // HBase's parser takes any number of prefixes, and an empty prefix set includes
+    // every cell.
+    let (mut c, t) = fresh_table("f_multiprefix_none", &["cf"]);
+    put(&mut c, &t, "a", &[("cf:apple", "1"), ("cf:banana", "2")]);
+    assert_eq!(
+        show(&mut c, &t, "MultipleColumnPrefixFilter()"),
+        ["a cf:apple=1 cf:banana=2"]
+    );
+}
+
+#[test]
 fn column_count_get_filter_takes_the_first_columns_then_ends_the_scan() {
     let (mut c, t) = fresh_table("f_colcount", &["cf"]);
     put(&mut c, &t, "a", &[("cf:1", "a1"), ("cf:2", "a2")]);
@@ -482,6 +494,10 @@ fn timestamps_filter_keeps_cells_with_listed_timestamps() {
         ["a cf:x=ax@100 cf:z=az@300", "b cf:x=bx@300"]
     );
     assert!(show(&mut c, &t, "TimestampsFilter(150)").is_empty());
+    assert!(
+        show(&mut c, &t, "TimestampsFilter()").is_empty(),
+        "an empty list keeps nothing"
+    );
 }
 
 #[test]
@@ -885,6 +901,35 @@ fn dependent_column_filter_can_test_the_reference_value() {
     );
 }
 
+#[test]
+#[ignore = "server: once the newest reference version is included the older ones are never shown to the filter, so their timestamps do not count"]
+fn dependent_column_filter_uses_every_version_of_the_reference() {
+    // The filter sees each stored version of the reference column (the one-version
+    // limit applies to what it passes), so cells stamped like an older reference
+    // version are kept too; the reference itself shows its newest version.
+    let (mut c, t) = fresh_table("f_dependent_versions", &["cf"]);
+    put_ts(&mut c, &t, "r", &[("cf:ref", "old"), ("cf:a", "a")], 100);
+    put_ts(&mut c, &t, "r", &[("cf:ref", "new"), ("cf:b", "b")], 200);
+    put_ts(&mut c, &t, "r", &[("cf:c", "c")], 300);
+    assert_eq!(
+        show_ts(&mut c, &t, "DependentColumnFilter('cf', 'ref')"),
+        ["r cf:a=a@100 cf:b=b@200 cf:ref=new@200"]
+    );
+    assert_eq!(
+        show_ts(&mut c, &t, "DependentColumnFilter('cf', 'ref', true)"),
+        ["r cf:a=a@100 cf:b=b@200"]
+    );
+    assert_eq!(
+        show_ts(
+            &mut c,
+            &t,
+            "DependentColumnFilter('cf', 'ref', false, =, 'binary:old')"
+        ),
+        ["r cf:a=a@100 cf:ref=old@100"],
+        "only the passing version counts, and it is the one returned"
+    );
+}
+
 /// a: cf:s=yes; b: cf:s=no; c: no cf:s. Each also has cf:o and other:p.
 fn single_column_rows(prefix: &str) -> (Client, Vec<u8>) {
     let (mut c, t) = fresh_table(prefix, &["cf", "other"]);
@@ -978,6 +1023,7 @@ fn single_column_value_filter_emits_whole_rows_and_passes_rows_missing_the_colum
 }
 
 #[test]
+#[ignore = "server: with latestVersionOnly=false an older matching version of the tested column is never seen once the newest version was included, so the row is dropped"]
 fn single_column_value_filter_latest_version_only() {
     let (mut c, t) = fresh_table("f_scvf_versions", &["cf"]);
     put_ts(&mut c, &t, "d", &[("cf:s", "yes"), ("cf:o", "4")], 100);
@@ -1348,14 +1394,21 @@ fn while_ends_the_scan_at_the_first_failure() {
         ["a"]
     );
 
-    // A cell failing the wrapped filter ends the scan; its row is dropped.
+    // A cell failing the wrapped filter ends the scan at that cell: the row's cells
+    // before it are still returned (the wrapped filter does not drop the row), the
+    // cells after it and the later rows are not.
     let (mut c, t) = fresh_table("f_while_cells", &["cf"]);
     put(&mut c, &t, "a", &[("cf:x", "1")]);
-    put(&mut c, &t, "b", &[("cf:x", "2"), ("cf:y", "stop")]);
+    put(
+        &mut c,
+        &t,
+        "b",
+        &[("cf:x", "2"), ("cf:y", "stop"), ("cf:z", "after")],
+    );
     put(&mut c, &t, "c", &[("cf:x", "3")]);
     assert_eq!(
         show(&mut c, &t, "WHILE ValueFilter(!=, 'binary:stop')"),
-        ["a cf:x=1"]
+        ["a cf:x=1", "b cf:x=2"]
     );
 }
 
@@ -1431,7 +1484,6 @@ fn unknown_filter_names_are_internal_errors() {
 fn bad_syntax_is_an_internal_error() {
     let (mut c, t) = four_rows("f_err_syntax");
     for filter in [
-        "",
         "   ",
         "PrefixFilter('a'",
         "PrefixFilter('a)",
@@ -1455,6 +1507,14 @@ fn bad_syntax_is_an_internal_error() {
     ] {
         refused(&mut c, &t, filter.as_bytes());
     }
+}
+
+#[test]
+fn an_empty_filter_string_is_an_internal_error() {
+    // HBase's Thrift1 handler parses any filterString that is set, and the parser
+    // rejects one with no filter in it.
+    let (mut c, t) = four_rows("f_err_empty");
+    refused(&mut c, &t, b"");
 }
 
 #[test]
@@ -1513,6 +1573,7 @@ fn bad_argument_values_are_internal_errors() {
         "ColumnRangeFilter('a', 1, 'b', true)",
         "SingleColumnValueFilter('cf', 'q', =, 'binary:a', yes, true)",
         "ValueFilter(=, 'regexstring:(')",
+        "MultipleColumnPrefixFilter('a', 'b', 'a')",
     ] {
         refused(&mut c, &t, filter.as_bytes());
     }

@@ -81,33 +81,32 @@ impl KeyKind {
 
 /// Appends `s` escaped and terminated.
 pub fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
-    for &b in s {
-        if b == 0 {
-            out.extend_from_slice(&[0x00, 0xFF]);
-        } else {
-            out.push(b);
-        }
+    out.reserve(s.len() + 2);
+    let mut rest = s;
+    // Copy runs between zero bytes at once: most strings have none.
+    while let Some(i) = rest.iter().position(|&b| b == 0) {
+        let (run, after) = rest.split_at(i);
+        out.extend_from_slice(run);
+        out.extend_from_slice(&[0x00, 0xFF]);
+        rest = after.get(1..).unwrap_or_default();
     }
+    out.extend_from_slice(rest);
     out.extend_from_slice(&[0x00, 0x01]);
 }
 
 /// Reads one escaped string from the front of `input`; returns it and the rest.
 fn unescape(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     let mut out = Vec::with_capacity(input.len().min(64));
-    let mut i = 0;
+    let mut rest = input;
     loop {
-        let b = *input.get(i)?;
-        if b != 0 {
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        match *input.get(i + 1)? {
+        let i = rest.iter().position(|&b| b == 0)?;
+        out.extend_from_slice(rest.get(..i)?);
+        match *rest.get(i + 1)? {
             0xFF => {
                 out.push(0);
-                i += 2;
+                rest = rest.get(i + 2..)?;
             }
-            0x01 => return Some((out, input.get(i + 2..)?)),
+            0x01 => return Some((out, rest.get(i + 2..)?)),
             _ => return None,
         }
     }
@@ -299,7 +298,8 @@ pub fn row_end(row: &[u8]) -> Vec<u8> {
 
 /// Seek target: the first entry of `family` in `row` (its family markers, if any).
 pub fn family_start(row: &[u8], family: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(row.len() + family.len() + 4);
+    // Room for the escapes of a few zero bytes and one more byte (scope).
+    let mut out = Vec::with_capacity(row.len() + family.len() + 8);
     escape_into(&mut out, row);
     escape_into(&mut out, family);
     out
@@ -323,9 +323,26 @@ pub fn family_columns_start(row: &[u8], family: &[u8]) -> Vec<u8> {
 
 /// Seek target: the first entry of a column (its markers, then its puts).
 pub fn column_start(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
-    let mut out = family_columns_start(row, family);
+    // Room for the escapes, the scope byte, and a class byte and tail appended by
+    // callers that extend the key.
+    let mut out = Vec::with_capacity(row.len() + family.len() + qualifier.len() + 32);
+    escape_into(&mut out, row);
+    escape_into(&mut out, family);
+    out.push(SCOPE_COLUMN);
     escape_into(&mut out, qualifier);
     out
+}
+
+/// The raw qualifier of a column-scope key (`None` for family-scope or malformed
+/// keys), without decoding the row and family.
+pub fn qualifier_of(key: &[u8]) -> Option<Vec<u8>> {
+    let f = family_prefix_len(key)?;
+    let rest = key.get(f..)?;
+    let (&scope, rest) = rest.split_first()?;
+    if scope != SCOPE_COLUMN {
+        return None;
+    }
+    unescape(rest).map(|(q, _)| q)
 }
 
 /// Seek target: the first put of a column, newest first.
@@ -457,6 +474,11 @@ mod tests {
             prop_assert_eq!(t.timestamp, c.4);
             prop_assert_eq!(t.seq, c.5);
             prop_assert_eq!(row_of(&k).expect("row"), c.0.clone());
+            if c.3.is_family_scope() {
+                prop_assert_eq!(qualifier_of(&k), None);
+            } else {
+                prop_assert_eq!(qualifier_of(&k), Some(c.2.clone()));
+            }
         }
 
         #[test]

@@ -357,16 +357,8 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
             while !ctx.stop_row && iter.valid() && iter.key().starts_with(&columns_prefix) {
                 let k = iter.key();
                 let col = column_part(k).ok_or_else(bad_key)?.to_vec();
-                let parsed = key::decode(k).ok_or_else(bad_key)?;
-                read_column(
-                    iter,
-                    fam,
-                    Bytes::from(parsed.qualifier),
-                    &col,
-                    &markers,
-                    ctx,
-                    true,
-                )?;
+                let qualifier = key::qualifier_of(k).ok_or_else(bad_key)?;
+                read_column(iter, fam, Bytes::from(qualifier), &col, &markers, ctx, true)?;
             }
         }
     }

@@ -38,7 +38,8 @@
 //!   connection that opened it closes. scannerGetList returns at most
 //!   [`Thrift1Options::max_rows_per_call`] results per call (short batches are
 //!   allowed; only `[]` means the end). TScan.caching and cacheBlocks are accepted and
-//!   have no effect; an empty filterString means no filter.
+//!   have no effect; a filterString that is set must hold a filter (an empty one is an
+//!   INTERNAL_ERROR, as HBase's parser refuses it).
 
 pub mod admin;
 pub mod columns;

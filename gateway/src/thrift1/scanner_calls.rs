@@ -54,7 +54,7 @@ impl ScanRequest {
             stop_row: scan.stop_row.unwrap_or_default(),
             columns: scan.columns.unwrap_or_default(),
             timestamp: scan.timestamp,
-            filter: scan.filter_string.filter(|f| !f.is_empty()),
+            filter: scan.filter_string,
             batch: scan
                 .batch_size
                 .and_then(|b| u32::try_from(b).ok())
@@ -203,11 +203,18 @@ mod tests {
         assert_eq!(r.batch, 0);
         let r = ScanRequest::from_tscan(TScan {
             batch_size: Some(-5),
-            filter_string: Some(Vec::new()),
+            filter_string: None,
             ..TScan::default()
         });
         assert_eq!(r.batch, 0);
         assert!(r.filter.is_none());
+        // A filter string that is set but empty is kept, and refused when the
+        // scan opens (as HBase's parser refuses it).
+        let r = ScanRequest::from_tscan(TScan {
+            filter_string: Some(Vec::new()),
+            ..TScan::default()
+        });
+        assert!(matches!(r.into_spec(), Err(Thrift1Error::Internal(_))));
     }
 
     #[test]

@@ -131,10 +131,10 @@ pub fn selectors(columns: &[TColumn]) -> Vec<ColumnSelector> {
         .collect()
 }
 
-/// A filter string checked up front so a bad one fails the call naming the problem;
-/// empty means no filter.
+/// A filter string checked up front so a bad one fails the call naming the problem.
+/// A string that is set must hold a filter (an empty one fails as in HBase).
 fn checked_filter(filter: Option<Vec<u8>>) -> Thrift2Result<Option<Bytes>> {
-    match filter.filter(|f| !f.is_empty()) {
+    match filter {
         None => Ok(None),
         Some(f) => {
             parse_filter(&f).map_err(|e| Thrift2Error::Internal(e.to_string()))?;

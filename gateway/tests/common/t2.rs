@@ -125,8 +125,29 @@ pub fn tdelete(row: &str, columns: Option<Vec<TColumn>>, kind: Option<TDeleteTyp
     }
 }
 
+/// A TScan with every optional field unset (the generated `Default` fills them with
+/// zero values, e.g. an empty filterString, which a real client does not send).
 pub fn tscan2() -> TScan {
-    TScan::default()
+    TScan {
+        start_row: None,
+        stop_row: None,
+        columns: None,
+        caching: None,
+        max_versions: None,
+        time_range: None,
+        filter_string: None,
+        batch_size: None,
+        attributes: None,
+        authorizations: None,
+        reversed: None,
+        cache_blocks: None,
+        col_fam_time_range_map: None,
+        read_type: None,
+        limit: None,
+        consistency: None,
+        target_replica_id: None,
+        filter_bytes: None,
+    }
 }
 
 /// `(family:qualifier, value, timestamp)` of each cell, in order.

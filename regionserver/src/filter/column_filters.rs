@@ -64,7 +64,7 @@ impl Filter for ColumnPrefixFilter {
 }
 
 /// `MultipleColumnPrefixFilter('p1', 'p2', ...)`: cells whose qualifier starts with any
-/// of the prefixes.
+/// of the prefixes; with no prefixes, every cell.
 pub(crate) struct MultipleColumnPrefixFilter {
     prefixes: Vec<Bytes>,
 }
@@ -77,10 +77,11 @@ impl MultipleColumnPrefixFilter {
 
 impl Filter for MultipleColumnPrefixFilter {
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
-        if self
-            .prefixes
-            .iter()
-            .any(|prefix| cell.qualifier.starts_with(prefix))
+        if self.prefixes.is_empty()
+            || self
+                .prefixes
+                .iter()
+                .any(|prefix| cell.qualifier.starts_with(prefix))
         {
             CellVerdict::Include
         } else {

@@ -162,10 +162,8 @@ fn build_call(call: &FilterCall) -> Result<Box<dyn Filter>, FilterError> {
     })
 }
 
+/// No prefixes at all is allowed and passes every cell, as in HBase.
 fn multiple_column_prefix(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
-    if args.len() == 0 {
-        return Err(args.count_error("at least 1 argument"));
-    }
     let mut prefixes = (0..args.len())
         .map(|index| args.quoted(index))
         .collect::<Result<Vec<_>, _>>()?;

@@ -340,10 +340,6 @@ fn build_errors_name_the_filter_and_argument() {
             "FirstKeyOnlyFilter expects 0 arguments but got 1",
         ),
         (
-            "MultipleColumnPrefixFilter()",
-            "MultipleColumnPrefixFilter expects at least 1 argument but got 0",
-        ),
-        (
             "MultipleColumnPrefixFilter('a', 'b', 'a')",
             "MultipleColumnPrefixFilter: prefixes must be distinct",
         ),
