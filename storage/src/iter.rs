@@ -4,6 +4,8 @@
 //! bounded iterators and the merging iterator, so that merges compose.
 //! Must not: interpret keys beyond byte order.
 
+use bytes::Bytes;
+
 use crate::error::Result;
 
 /// A cursor over `(internal key, value)` pairs in ascending key order.
@@ -33,4 +35,10 @@ pub trait KvIter: Send {
 
     /// The current value. Only meaningful when `valid()`.
     fn value(&self) -> &[u8];
+
+    /// The current value as owned bytes. Sources holding values in shared buffers
+    /// may return a slice of them instead of a copy.
+    fn value_bytes(&self) -> Bytes {
+        Bytes::copy_from_slice(self.value())
+    }
 }

@@ -33,7 +33,7 @@ const TAIL_LEN: usize = 17;
 /// Scope byte for family-wide markers.
 const SCOPE_FAMILY: u8 = 0x00;
 /// Scope byte for column entries.
-const SCOPE_COLUMN: u8 = 0x01;
+pub(crate) const SCOPE_COLUMN: u8 = 0x01;
 /// Class byte for column delete markers.
 const CLASS_MARKER: u8 = 0x00;
 /// Class byte for puts.
@@ -84,7 +84,7 @@ pub fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     out.reserve(s.len() + 2);
     let mut rest = s;
     // Copy runs between zero bytes at once: most strings have none.
-    while let Some(i) = rest.iter().position(|&b| b == 0) {
+    while let Some(i) = memchr::memchr(0, rest) {
         let (run, after) = rest.split_at(i);
         out.extend_from_slice(run);
         out.extend_from_slice(&[0x00, 0xFF]);
@@ -99,7 +99,7 @@ fn unescape(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     let mut out = Vec::with_capacity(input.len().min(64));
     let mut rest = input;
     loop {
-        let i = rest.iter().position(|&b| b == 0)?;
+        let i = memchr::memchr(0, rest)?;
         out.extend_from_slice(rest.get(..i)?);
         match *rest.get(i + 1)? {
             0xFF => {
@@ -116,14 +116,10 @@ fn unescape(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
 fn escaped_len(input: &[u8]) -> Option<usize> {
     let mut i = 0;
     loop {
-        let b = *input.get(i)?;
-        if b != 0 {
-            i += 1;
-            continue;
-        }
-        match *input.get(i + 1)? {
-            0xFF => i += 2,
-            0x01 => return Some(i + 2),
+        let z = i + memchr::memchr(0, input.get(i..)?)?;
+        match *input.get(z + 1)? {
+            0xFF => i = z + 2,
+            0x01 => return Some(z + 2),
             _ => return None,
         }
     }
@@ -328,6 +324,24 @@ pub fn column_start(row: &[u8], family: &[u8], qualifier: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(row.len() + family.len() + qualifier.len() + 32);
     escape_into(&mut out, row);
     escape_into(&mut out, family);
+    out.push(SCOPE_COLUMN);
+    escape_into(&mut out, qualifier);
+    out
+}
+
+/// [`family_start`] built on an already escaped row (`row_start(row)`), with room
+/// for the column part callers append.
+pub fn family_start_after(row_key: &[u8], family: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(row_key.len() + family.len() + 48);
+    out.extend_from_slice(row_key);
+    escape_into(&mut out, family);
+    out
+}
+
+/// [`column_start`] built on an already built [`family_start`].
+pub fn column_start_after(family_key: &[u8], qualifier: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(family_key.len() + qualifier.len() + 32);
+    out.extend_from_slice(family_key);
     out.push(SCOPE_COLUMN);
     escape_into(&mut out, qualifier);
     out

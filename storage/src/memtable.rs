@@ -166,6 +166,13 @@ impl KvIter for MemtableIter {
             .map(|(_, v)| v.as_ref())
             .unwrap_or(&[])
     }
+
+    fn value_bytes(&self) -> Bytes {
+        self.batch
+            .get(self.pos)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

@@ -111,6 +111,13 @@ impl KvIter for MergingIter {
             .map(|c| c.value())
             .unwrap_or(&[])
     }
+
+    fn value_bytes(&self) -> bytes::Bytes {
+        self.current
+            .and_then(|i| self.children.get(i))
+            .map(|c| c.value_bytes())
+            .unwrap_or_default()
+    }
 }
 
 /// A cursor over a sorted in-memory vector (tests and small merges).

@@ -232,6 +232,8 @@ fn ensure_at(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
 /// Where a read of one row stands.
 struct RowCtx<'a> {
     row: &'a Bytes,
+    /// The row escaped as keys start with it (`key::row_start(row)`).
+    row_key: Vec<u8>,
     snapshot: u64,
     filter: Option<&'a mut (dyn Filter + 'static)>,
     cells: Vec<Cell>,
@@ -255,6 +257,7 @@ pub fn read_row(
 ) -> Result<RowOutcome> {
     let mut ctx = RowCtx {
         row,
+        row_key: key::row_start(row),
         snapshot,
         filter,
         cells: Vec::new(),
@@ -283,6 +286,7 @@ pub fn read_row_raw(
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut ctx = RowCtx {
         row,
+        row_key: key::row_start(row),
         snapshot: u64::MAX,
         filter: None,
         cells: Vec::new(),
@@ -308,7 +312,7 @@ struct FamilyMarkers {
 }
 
 fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) -> Result<()> {
-    let family_prefix = key::family_start(ctx.row, &fam.family);
+    let family_prefix = key::family_start_after(&ctx.row_key, &fam.family);
     ensure_at(iter, &family_prefix)?;
     let mut markers = FamilyMarkers::default();
     // Family-scope markers come first: prefix + scope byte 0x00.
@@ -339,7 +343,7 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
                 if ctx.stop_row {
                     break;
                 }
-                let start = key::column_start(ctx.row, &fam.family, q);
+                let start = key::column_start_after(&family_prefix, q);
                 ensure_at(iter, &start)?;
                 if iter.valid() && iter.key().starts_with(&start) {
                     // The prefix test alone would also accept longer qualifiers whose
@@ -353,7 +357,8 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
             }
         }
         None => {
-            let columns_prefix = key::family_columns_start(ctx.row, &fam.family);
+            let mut columns_prefix = family_prefix.clone();
+            columns_prefix.push(key::SCOPE_COLUMN);
             while !ctx.stop_row && iter.valid() && iter.key().starts_with(&columns_prefix) {
                 let k = iter.key();
                 let col = column_part(k).ok_or_else(bad_key)?.to_vec();
@@ -474,7 +479,7 @@ fn read_column(
             family: fam.family.clone(),
             qualifier: qualifier.clone(),
             timestamp: t.timestamp,
-            value: Bytes::copy_from_slice(iter.value()),
+            value: iter.value_bytes(),
         };
         let verdict = match ctx.filter.as_deref_mut() {
             None => CellVerdict::Include,

@@ -16,6 +16,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use super::coding::{get_varint, put_varint};
 
 /// Bytes of the restart count at the end of a block.
@@ -57,6 +59,9 @@ pub(crate) struct BlockBuilder {
 /// `restart_interval` entries: with large values a seek then binary-searches
 /// restart keys instead of stepping over many cache lines of values.
 pub(crate) const RESTART_BYTES: usize = 4096;
+
+/// Values at least this long are handed out as slices of their block.
+pub(crate) const SHARE_VALUES_FROM: usize = 256;
 
 impl BlockBuilder {
     /// A builder placing a restart point every `restart_interval` entries (min 1),
@@ -140,7 +145,7 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 /// A decoded (uncompressed, checksum-verified) block.
 #[derive(Debug)]
 pub struct Block {
-    data: Vec<u8>,
+    data: Bytes,
     /// Offset of the restart array = end of the entry area.
     restarts_start: usize,
     restart_count: usize,
@@ -164,7 +169,7 @@ impl Block {
             .and_then(|len| count_start.checked_sub(len))
             .ok_or(BlockDefect::RestartArrayOverflow)?;
         let block = Block {
-            data,
+            data: Bytes::from(data),
             restarts_start,
             restart_count,
         };
@@ -322,6 +327,20 @@ impl BlockIter {
             .data
             .get(self.value_start..self.value_end)
             .unwrap_or_default()
+    }
+
+    /// The current value as owned bytes: a slice sharing the block's buffer for
+    /// values of [`SHARE_VALUES_FROM`] bytes or more (no copy), a copy of smaller
+    /// ones (so a small value never keeps a whole block alive).
+    pub(crate) fn value_bytes(&self) -> Bytes {
+        let len = self.value_end.saturating_sub(self.value_start);
+        if len >= SHARE_VALUES_FROM
+            && self.value_start <= self.value_end
+            && self.value_end <= self.block.data.len()
+        {
+            return self.block.data.slice(self.value_start..self.value_end);
+        }
+        Bytes::copy_from_slice(self.value())
     }
 
     /// Decodes the entry at `self.next` into the cursor, or leaves it unpositioned

@@ -108,6 +108,10 @@ impl<I: KvIter> KvIter for BoundedIter<I> {
     fn value(&self) -> &[u8] {
         self.inner.value()
     }
+
+    fn value_bytes(&self) -> bytes::Bytes {
+        self.inner.value_bytes()
+    }
 }
 
 #[cfg(test)]

@@ -458,4 +458,11 @@ impl KvIter for SstIter {
             .map(BlockIter::value)
             .unwrap_or_default()
     }
+
+    fn value_bytes(&self) -> bytes::Bytes {
+        self.block
+            .as_ref()
+            .map(BlockIter::value_bytes)
+            .unwrap_or_default()
+    }
 }

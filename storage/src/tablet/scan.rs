@@ -294,11 +294,20 @@ impl TabletScanner {
             let Some(row) = self.position_next_row()? else {
                 return Ok(None);
             };
-            // Prepare the position for the following row before reading this one.
+            // Prepare the position for the following row before reading this one. The
+            // cursor stands on an entry of `row`, whose key starts with the escaped
+            // row (= `row_start`); `row_end` raises its terminator's last byte.
+            let row_key = key::row_prefix(self.iter.key())
+                .ok_or_else(bad_key)?
+                .to_vec();
             self.next_target = if self.reverse {
-                key::row_start(&row)
+                row_key.clone()
             } else {
-                key::row_end(&row)
+                let mut end = row_key.clone();
+                if let Some(last) = end.last_mut() {
+                    *last = 0x02;
+                }
+                end
             };
             if let Some(f) = self.filter.as_deref_mut() {
                 f.reset();
@@ -312,7 +321,7 @@ impl TabletScanner {
                 }
             }
             if self.reverse {
-                self.iter.seek(&key::row_start(&row))?;
+                self.iter.seek(&row_key)?;
             }
             let outcome = read_row(
                 &mut self.iter,
