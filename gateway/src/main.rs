@@ -9,11 +9,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tabula_gateway::config::{Overrides, Settings};
 
-/// mimalloc as the process allocator: the read and write paths allocate many small
-/// keys and cells, which glibc's malloc serves several times slower.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "tabula",

@@ -24,11 +24,6 @@ use clap::Parser;
 use crate::args::{Args, EngineChoice};
 use crate::report::Target;
 
-/// mimalloc as the process allocator: the read and write paths allocate many small
-/// keys and cells, which glibc's malloc serves several times slower.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args = Args::parse();
     println!(
