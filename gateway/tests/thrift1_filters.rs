@@ -902,7 +902,6 @@ fn dependent_column_filter_can_test_the_reference_value() {
 }
 
 #[test]
-#[ignore = "server: once the newest reference version is included the older ones are never shown to the filter, so their timestamps do not count"]
 fn dependent_column_filter_uses_every_version_of_the_reference() {
     // The filter sees each stored version of the reference column (the one-version
     // limit applies to what it passes), so cells stamped like an older reference
@@ -1023,7 +1022,6 @@ fn single_column_value_filter_emits_whole_rows_and_passes_rows_missing_the_colum
 }
 
 #[test]
-#[ignore = "server: with latestVersionOnly=false an older matching version of the tested column is never seen once the newest version was included, so the row is dropped"]
 fn single_column_value_filter_latest_version_only() {
     let (mut c, t) = fresh_table("f_scvf_versions", &["cf"]);
     put_ts(&mut c, &t, "d", &[("cf:s", "yes"), ("cf:o", "4")], 100);

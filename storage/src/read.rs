@@ -109,6 +109,10 @@ pub struct FamilyPlan {
     pub time_range: TimeRange,
     /// Versions returned per column.
     pub max_versions: u32,
+    /// Versions the family keeps: a filter is shown this many versions of a column
+    /// even when fewer are returned (as HBase calls filters before its version
+    /// limit), e.g. SingleColumnValueFilter with latestVersionOnly = false.
+    pub stored_versions: u32,
     /// Oldest live timestamp under the TTL (i64::MIN when none).
     pub ttl_cutoff: i64,
 }
@@ -164,6 +168,7 @@ impl ReadPlan {
                 .unwrap_or(opts.time_range);
             families.push(FamilyPlan {
                 max_versions: asked.min(fs.max_versions),
+                stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(now_ms),
                 family,
                 qualifiers,
@@ -443,6 +448,8 @@ fn read_column(
     }
 
     let mut included = 0u32;
+    // Visible versions passed to the filter so far.
+    let mut seen = 0u32;
     let mut last_ts: Option<i64> = None;
     while iter.valid() {
         let k = iter.key();
@@ -485,6 +492,28 @@ fn read_column(
             None => CellVerdict::Include,
             Some(f) => f.filter_cell(&cell),
         };
+        seen += 1;
+        if included >= fam.max_versions {
+            // Past the version limit the filter only observes the version.
+            match verdict {
+                CellVerdict::NextRow => {
+                    ctx.stop_row = true;
+                    return Ok(());
+                }
+                CellVerdict::EndScan => {
+                    ctx.stop_row = true;
+                    ctx.end_scan = true;
+                    return Ok(());
+                }
+                CellVerdict::NextColumn | CellVerdict::IncludeAndNextColumn => break,
+                CellVerdict::Include | CellVerdict::Skip => {}
+            }
+            if seen >= fam.stored_versions {
+                break;
+            }
+            iter.next()?;
+            continue;
+        }
         match verdict {
             CellVerdict::Include | CellVerdict::IncludeAndNextColumn => {
                 let cell = match ctx.filter.as_deref_mut() {
@@ -493,7 +522,9 @@ fn read_column(
                 };
                 ctx.cells.push(cell);
                 included += 1;
-                if verdict == CellVerdict::IncludeAndNextColumn || included >= fam.max_versions {
+                let limit_reached = included >= fam.max_versions
+                    && (ctx.filter.is_none() || seen >= fam.stored_versions);
+                if verdict == CellVerdict::IncludeAndNextColumn || limit_reached {
                     break;
                 }
             }

@@ -209,6 +209,7 @@ impl Tablet {
                 qualifiers: None,
                 time_range: TimeRange::ALL,
                 max_versions: fs.max_versions,
+                stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
             }],
         };
