@@ -63,6 +63,50 @@ pub struct Permission {
     pub actions: String,
 }
 
+/// The permission letters HBase knows: Read, Write, eXec, Create, Admin.
+const ACTION_LETTERS: &str = "RWXCA";
+
+impl Permission {
+    /// A grant or revoke as both Thrift APIs describe it: `scope` is the
+    /// TPermissionScope value (0 TABLE, needing `table`; 1 NAMESPACE, needing
+    /// `namespace`) and `actions` letters of R, W, X, C, A (any case). The error
+    /// says what to change.
+    pub fn from_request(
+        user: &str,
+        scope: i32,
+        table: Option<&[u8]>,
+        namespace: Option<&str>,
+        actions: &str,
+    ) -> Result<Permission, String> {
+        let scope = match scope {
+            0 => match table {
+                Some(t) if !t.is_empty() => PermissionScope::Table(Bytes::copy_from_slice(t)),
+                _ => return Err("scope TABLE needs tableName".into()),
+            },
+            1 => match namespace {
+                Some(n) if !n.is_empty() => PermissionScope::Namespace(n.to_string()),
+                _ => return Err("scope NAMESPACE needs nsName".into()),
+            },
+            other => {
+                return Err(format!(
+                    "unknown permission scope {other}; expected TABLE (0) or NAMESPACE (1)"
+                ))
+            }
+        };
+        let actions = actions.to_ascii_uppercase();
+        if let Some(bad) = actions.chars().find(|c| !ACTION_LETTERS.contains(*c)) {
+            return Err(format!(
+                "unknown permission action '{bad}'; actions are letters of R, W, X, C, A"
+            ));
+        }
+        Ok(Permission {
+            user: user.to_string(),
+            scope,
+            actions,
+        })
+    }
+}
+
 /// Why a backend call failed. The handlers map each variant to the HBase exception
 /// clients expect.
 #[derive(Debug, thiserror::Error)]

@@ -8,15 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use tabula_thrift::hbase::{ColumnDescriptor, TAccessControlEntity, TPermissionScope, TRegionInfo};
+use tabula_thrift::hbase::{ColumnDescriptor, TAccessControlEntity, TRegionInfo};
 
 use super::convert::{descriptor_from_family, family_from_descriptor, tregion};
 use super::errors::{Thrift1Error, Thrift1Result};
 use super::Thrift1Handler;
-use crate::backend::{BackendError, Permission, PermissionScope};
-
-/// The permission letters HBase knows: Read, Write, eXec, Create, Admin.
-const ACTION_LETTERS: &str = "RWXCA";
+use crate::backend::{BackendError, Permission};
 
 /// Splits an `hbase:meta` row key (`table,row,regionId...`) into table and row.
 /// The row is everything between the first `,` and the last one (row keys may hold
@@ -181,43 +178,14 @@ impl Thrift1Handler {
         info: &TAccessControlEntity,
         grant: bool,
     ) -> Thrift1Result<bool> {
-        let scope = match info.scope {
-            TPermissionScope::TABLE => match &info.table_name {
-                Some(t) if !t.is_empty() => {
-                    PermissionScope::Table(bytes::Bytes::copy_from_slice(t))
-                }
-                _ => {
-                    return Err(Thrift1Error::DoNotRetry(
-                        "scope TABLE needs tableName".into(),
-                    ))
-                }
-            },
-            TPermissionScope::NAMESPACE => match &info.ns_name {
-                Some(n) if !n.is_empty() => PermissionScope::Namespace(n.clone()),
-                _ => {
-                    return Err(Thrift1Error::DoNotRetry(
-                        "scope NAMESPACE needs nsName".into(),
-                    ))
-                }
-            },
-            other => {
-                return Err(Thrift1Error::DoNotRetry(format!(
-                    "unknown permission scope {}; expected TABLE (0) or NAMESPACE (1)",
-                    other.0
-                )))
-            }
-        };
-        let actions = info.actions.to_ascii_uppercase();
-        if let Some(bad) = actions.chars().find(|c| !ACTION_LETTERS.contains(*c)) {
-            return Err(Thrift1Error::DoNotRetry(format!(
-                "unknown permission action '{bad}'; actions are letters of R, W, X, C, A"
-            )));
-        }
-        let permission = Permission {
-            user: info.username.clone(),
-            scope,
-            actions,
-        };
+        let permission = Permission::from_request(
+            &info.username,
+            info.scope.0,
+            info.table_name.as_deref(),
+            info.ns_name.as_deref(),
+            &info.actions,
+        )
+        .map_err(Thrift1Error::DoNotRetry)?;
         if grant {
             self.backend.grant(permission)?;
         } else {

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use fancy_regex::Regex;
 use tabula_thrift::hbase2::{
     TAccessControlEntity, TColumnFamilyDescriptor, THRegionLocation, TNamespaceDescriptor,
-    TPermissionScope, TTableDescriptor, TTableName,
+    TTableDescriptor, TTableName,
 };
 
 use super::convert::{
@@ -22,10 +22,7 @@ use super::convert::{
 };
 use super::errors::{Thrift2Error, Thrift2Result};
 use super::Thrift2Handler;
-use crate::backend::{BackendError, NamespaceInfo, Permission, PermissionScope, TableInfo};
-
-/// The permission letters HBase knows: Read, Write, eXec, Create, Admin.
-const ACTION_LETTERS: &str = "RWXCA";
+use crate::backend::{BackendError, NamespaceInfo, Permission, TableInfo};
 
 /// A Java-style `matches()` pattern (look-around and back-references allowed): the
 /// whole name must match. A pattern that does not compile is an INTERNAL_ERROR, as
@@ -346,35 +343,14 @@ impl Thrift2Handler {
         info: &TAccessControlEntity,
         grant: bool,
     ) -> Thrift2Result<bool> {
-        let scope = match info.scope {
-            TPermissionScope::TABLE => match &info.table_name {
-                Some(t) if !t.is_empty() => {
-                    PermissionScope::Table(Bytes::copy_from_slice(t.as_bytes()))
-                }
-                _ => return Err(Thrift2Error::Invalid("scope TABLE needs tableName".into())),
-            },
-            TPermissionScope::NAMESPACE => match &info.ns_name {
-                Some(n) if !n.is_empty() => PermissionScope::Namespace(n.clone()),
-                _ => return Err(Thrift2Error::Invalid("scope NAMESPACE needs nsName".into())),
-            },
-            other => {
-                return Err(Thrift2Error::Invalid(format!(
-                    "unknown permission scope {}; expected TABLE (0) or NAMESPACE (1)",
-                    other.0
-                )))
-            }
-        };
-        let actions = info.actions.to_ascii_uppercase();
-        if let Some(bad) = actions.chars().find(|c| !ACTION_LETTERS.contains(*c)) {
-            return Err(Thrift2Error::Invalid(format!(
-                "unknown permission action '{bad}'; actions are letters of R, W, X, C, A"
-            )));
-        }
-        let permission = Permission {
-            user: info.username.clone(),
-            scope,
-            actions,
-        };
+        let permission = Permission::from_request(
+            &info.username,
+            info.scope.0,
+            info.table_name.as_deref().map(str::as_bytes),
+            info.ns_name.as_deref(),
+            &info.actions,
+        )
+        .map_err(Thrift2Error::Invalid)?;
         if grant {
             self.backend.grant(permission)?;
         } else {
