@@ -1,7 +1,9 @@
 //! The `tabula` binary.
 //!
-//! `tabula serve` runs coordinator, regionserver and Thrift gateway in one process.
-//! Owns only argument parsing, logging set-up, the runtime and signal handling.
+//! `tabula serve` runs coordinator, regionserver and Thrift gateway in one process;
+//! `tabula bench` runs the load generator (the `tabula-loadgen` crate) against a
+//! server. Owns only argument parsing, logging set-up, the runtime and signal
+//! handling.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +38,18 @@ enum Command {
         /// Thrift2 listen address (default 127.0.0.1:9091).
         #[arg(long)]
         thrift2_listen: Option<String>,
+        /// Measurement mode: serve the Thrift APIs over a backend that stores
+        /// nothing (writes succeed and are dropped, reads return a fixed value), to
+        /// measure what the RPC path alone costs.
+        #[arg(long)]
+        null_backend: bool,
+        /// Bytes of the value every read returns in --null-backend mode.
+        #[arg(long, default_value_t = 1000, requires = "null_backend")]
+        null_value_size: usize,
     },
+    /// Load a running server with the Bigtable paper's or YCSB's workloads and report
+    /// throughput, latency percentiles and the server's memory and CPU.
+    Bench(Box<tabula_loadgen::BenchArgs>),
 }
 
 fn init_logging() {
@@ -80,6 +93,8 @@ fn main() -> ExitCode {
             data_dir,
             listen,
             thrift2_listen,
+            null_backend,
+            null_value_size,
         } => {
             let overrides = Overrides {
                 data_dir,
@@ -104,7 +119,12 @@ fn main() -> ExitCode {
                 }
             };
             runtime.block_on(async move {
-                let running = match tabula_gateway::serve::start(&settings).await {
+                let started = if null_backend {
+                    tabula_gateway::serve::start_null(&settings, null_value_size).await
+                } else {
+                    tabula_gateway::serve::start(&settings).await
+                };
+                let running = match started {
                     Ok(r) => r,
                     Err(e) => {
                         tracing::error!(error = %e, "start-up failed");
@@ -125,5 +145,16 @@ fn main() -> ExitCode {
                 }
             })
         }
+        Command::Bench(args) => match tabula_loadgen::run(&args) {
+            Ok(reports) if reports.iter().any(|r| r.ops_per_sec == 0.0 && r.errors > 0) => {
+                eprintln!("tabula bench: every operation of a run failed");
+                ExitCode::FAILURE
+            }
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tabula bench: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }

@@ -3,6 +3,8 @@
 //! Owns: starting the components in order (embedded lock service, storage engine,
 //! regionserver, coordinator, the Thrift1 and Thrift2 gateways), and the orderly stop:
 //! stop accepting, finish in-flight calls, flush every tablet, release the locks.
+//! Also the measurement mode [`start_null`]: the same gateways over a
+//! [`NullBackend`] and no storage at all.
 //! Must not: implement any component's behaviour.
 
 use std::net::SocketAddr;
@@ -18,6 +20,7 @@ use tokio::net::TcpListener;
 use crate::backend::Backend;
 use crate::cluster::ClusterBackend;
 use crate::config::Settings;
+use crate::null_backend::NullBackend;
 use crate::server::{ServerOptions, ThriftServer};
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
 use crate::thrift2::Thrift2Handler;
@@ -45,11 +48,16 @@ pub enum ServeError {
 pub struct Running {
     pub thrift1_addr: SocketAddr,
     pub thrift2_addr: SocketAddr,
-    pub backend: Arc<ClusterBackend>,
-    coordinator: Arc<Coordinator>,
-    regionserver: Arc<RegionServer>,
     thrift1: ThriftServer,
     thrift2: ThriftServer,
+    /// The database behind the gateways; `None` in null-backend mode.
+    system: Option<System>,
+}
+
+/// Coordinator, regionserver and their background threads.
+struct System {
+    coordinator: Arc<Coordinator>,
+    regionserver: Arc<RegionServer>,
     background: Vec<std::thread::JoinHandle<()>>,
     stop_background: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -84,13 +92,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
     let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
-    let server_opts = ServerOptions {
-        max_frame_size: settings.max_frame_size,
-        idle_timeout: (settings.idle_timeout_secs > 0)
-            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
-        max_concurrent_calls: settings.max_concurrent_calls,
-        ..ServerOptions::default()
-    };
+    let server_opts = server_options(settings);
     let settings = settings.clone();
     let name = if settings.server_name.is_empty() {
         thrift1_addr.to_string()
@@ -123,34 +125,11 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??;
 
     let backend = Arc::new(ClusterBackend::new(Arc::clone(&coordinator)));
-    let handler_options = Thrift1Options {
-        scanner_lease: lease,
-        ..Thrift1Options::default()
-    };
-    let handler = Thrift1Handler::with_options(
-        Arc::clone(&backend) as Arc<dyn Backend>,
-        handler_options.clone(),
-    );
-    let observer = handler.connection_observer();
-    let processor = Arc::new(tabula_thrift::hbase::HbaseSyncProcessor::new(handler));
-    let opts = ServerOptions {
-        observer: Some(observer),
-        ..server_opts.clone()
-    };
-    let thrift1 = ThriftServer::new(listener, processor, opts);
-    let handler2 =
-        Thrift2Handler::with_options(Arc::clone(&backend) as Arc<dyn Backend>, handler_options);
-    let observer2 = handler2.connection_observer();
-    let processor2 = Arc::new(tabula_thrift::hbase2::THBaseServiceSyncProcessor::new(
-        handler2,
-    ));
-    let thrift2 = ThriftServer::new(
-        listener2,
-        processor2,
-        ServerOptions {
-            observer: Some(observer2),
-            ..server_opts
-        },
+    let (thrift1, thrift2) = gateways(
+        backend as Arc<dyn Backend>,
+        (listener, listener2),
+        lease,
+        server_opts,
     );
 
     let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -174,13 +153,86 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     Ok(Running {
         thrift1_addr,
         thrift2_addr,
-        backend,
-        coordinator,
-        regionserver,
         thrift1,
         thrift2,
-        background,
-        stop_background,
+        system: Some(System {
+            coordinator,
+            regionserver,
+            background,
+            stop_background,
+        }),
+    })
+}
+
+/// Connection-layer options from the settings.
+fn server_options(settings: &Settings) -> ServerOptions {
+    ServerOptions {
+        max_frame_size: settings.max_frame_size,
+        idle_timeout: (settings.idle_timeout_secs > 0)
+            .then(|| Duration::from_secs(settings.idle_timeout_secs)),
+        max_concurrent_calls: settings.max_concurrent_calls,
+        ..ServerOptions::default()
+    }
+}
+
+/// The Thrift1 and Thrift2 servers over `backend`, on the two listeners.
+fn gateways(
+    backend: Arc<dyn Backend>,
+    (listener, listener2): (TcpListener, TcpListener),
+    scanner_lease: Duration,
+    server_opts: ServerOptions,
+) -> (ThriftServer, ThriftServer) {
+    let handler_options = Thrift1Options {
+        scanner_lease,
+        ..Thrift1Options::default()
+    };
+    let handler = Thrift1Handler::with_options(Arc::clone(&backend), handler_options.clone());
+    let observer = handler.connection_observer();
+    let processor = Arc::new(tabula_thrift::hbase::HbaseSyncProcessor::new(handler));
+    let thrift1 = ThriftServer::new(
+        listener,
+        processor,
+        ServerOptions {
+            observer: Some(observer),
+            ..server_opts.clone()
+        },
+    );
+    let handler2 = Thrift2Handler::with_options(backend, handler_options);
+    let observer2 = handler2.connection_observer();
+    let processor2 = Arc::new(tabula_thrift::hbase2::THBaseServiceSyncProcessor::new(
+        handler2,
+    ));
+    let thrift2 = ThriftServer::new(
+        listener2,
+        processor2,
+        ServerOptions {
+            observer: Some(observer2),
+            ..server_opts
+        },
+    );
+    (thrift1, thrift2)
+}
+
+/// Starts the Thrift gateways over a [`NullBackend`] whose reads return
+/// `value_size`-byte values: no lock service, no storage, no data directory. For
+/// measuring what the RPC path alone costs.
+pub async fn start_null(settings: &Settings, value_size: usize) -> Result<Running, ServeError> {
+    let (listener, thrift1_addr) = bind(&settings.listen).await?;
+    let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
+    let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
+    let backend = Arc::new(NullBackend::new(value_size));
+    let (thrift1, thrift2) = gateways(
+        backend as Arc<dyn Backend>,
+        (listener, listener2),
+        lease,
+        server_options(settings),
+    );
+    Ok(Running {
+        thrift1_addr,
+        thrift2_addr,
+        thrift1,
+        thrift2,
+        system: None,
     })
 }
 
@@ -203,13 +255,18 @@ impl Running {
             aborted = report1.connections_aborted + report2.connections_aborted,
             "gateways stopped; flushing tablets"
         );
-        self.stop_background
+        let Some(system) = self.system else {
+            tracing::info!("tabula stopped");
+            return Ok(());
+        };
+        system
+            .stop_background
             .store(true, std::sync::atomic::Ordering::Release);
-        self.coordinator.stop();
-        for h in self.background {
+        system.coordinator.stop();
+        for h in system.background {
             let _ = h.join();
         }
-        let rs = Arc::clone(&self.regionserver);
+        let rs = Arc::clone(&system.regionserver);
         tokio::task::spawn_blocking(move || rs.shutdown())
             .await
             .map_err(|e| ServeError::Shutdown(format!("shutdown task failed: {e}")))?

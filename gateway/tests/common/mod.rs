@@ -95,7 +95,12 @@ pub struct Tabula {
 type Spawned = (Child, SocketAddr, SocketAddr, PathBuf);
 
 /// Starts the binary with extra `TABULA_*` settings.
-fn spawn(data_dir: &Path, env: &[(&str, &str)], die_with_thread: bool) -> Spawned {
+fn spawn(
+    data_dir: &Path,
+    env: &[(&str, &str)],
+    extra_args: &[&str],
+    die_with_thread: bool,
+) -> Spawned {
     let bin = binary_path();
     assert!(
         bin.exists(),
@@ -110,6 +115,7 @@ fn spawn(data_dir: &Path, env: &[(&str, &str)], die_with_thread: bool) -> Spawne
         .arg(data_dir)
         .arg("--listen")
         .arg("127.0.0.1:0")
+        .args(extra_args)
         .env("TABULA_THRIFT2_LISTEN", "127.0.0.1:0")
         .env(
             "RUST_LOG",
@@ -191,7 +197,7 @@ impl Tabula {
     pub fn start_with(env: &[(&str, &str)]) -> Tabula {
         let dir = tempfile::tempdir().expect("tempdir");
         let data_dir = dir.path().join("data");
-        let (child, thrift1, thrift2, log) = spawn(&data_dir, env, true);
+        let (child, thrift1, thrift2, log) = spawn(&data_dir, env, &[], true);
         Tabula {
             child: Some(child),
             thrift1,
@@ -202,10 +208,31 @@ impl Tabula {
         }
     }
 
+    /// A server in `--null-backend` mode (stores nothing; reads return fixed
+    /// 1000-byte values).
+    pub fn start_null_backend() -> Tabula {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data_dir = dir.path().join("data");
+        let (child, thrift1, thrift2, log) = spawn(&data_dir, &[], &["--null-backend"], true);
+        Tabula {
+            child: Some(child),
+            thrift1,
+            thrift2,
+            data_dir,
+            log,
+            _dir: Some(dir),
+        }
+    }
+
+    /// The server's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// A server on an existing data directory (for restart tests); the caller
     /// owns the directory.
     pub fn start_at(data_dir: &Path) -> Tabula {
-        let (child, thrift1, thrift2, log) = spawn(data_dir, &[], true);
+        let (child, thrift1, thrift2, log) = spawn(data_dir, &[], &[], true);
         Tabula {
             child: Some(child),
             thrift1,
@@ -302,7 +329,7 @@ pub fn shared() -> &'static Shared {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create the shared data dir");
             let data_dir = dir.join("data");
-            let (child, addr1, addr2, _log) = spawn(&data_dir, &[], true);
+            let (child, addr1, addr2, _log) = spawn(&data_dir, &[], &[], true);
             if let Ok(mut guard) = SHARED_PROCESS.lock() {
                 *guard = Some((child, dir));
             }

@@ -1,0 +1,389 @@
+//! Running workloads: connections on threads, the operation budget, timing, the
+//! progress bar, server sampling, and handing each finished run to the reports.
+//!
+//! Owns: [`run`] (the whole `tabula bench` invocation) and the per-run driver.
+//! Must not: know how an operation is made (see [`crate::worker`]) or how results are
+//! formatted (see [`crate::report`]).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::args::BenchArgs;
+use crate::client::{Connection, Endpoint};
+use crate::error::BenchError;
+use crate::probe::ServerProbe;
+use crate::report::{self, RunReport, RunSettings};
+use crate::stats::Recorder;
+use crate::worker::{Shared, Task, Worker, COLUMN, MANY_VERSIONS_ROW, ONE_VERSION_ROW};
+use crate::workload::{DataSet, Workload};
+
+/// How often the server is sampled and the progress bar redrawn.
+const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+/// Most connections one run may open.
+const MAX_CONNECTIONS: usize = 4096;
+
+/// When a run stops.
+enum Budget {
+    /// After this many operations over all workers (or the deadline, if any).
+    Count {
+        left: AtomicU64,
+        deadline: Option<Instant>,
+    },
+    /// Each worker walks its slice once (or stops at the deadline, if any).
+    Slices { deadline: Option<Instant> },
+}
+
+impl Budget {
+    /// Claims one operation; false when the run is over.
+    fn take(&self) -> bool {
+        let before_deadline = |d: &Option<Instant>| d.is_none_or(|d| Instant::now() < d);
+        match self {
+            Budget::Count { left, deadline } => {
+                before_deadline(deadline)
+                    && left
+                        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                        .is_ok()
+            }
+            Budget::Slices { deadline } => before_deadline(deadline),
+        }
+    }
+}
+
+fn validate(args: &BenchArgs) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::InvalidOption(m.to_string()));
+    if args.connections == 0 || args.connections > MAX_CONNECTIONS {
+        return bad("--connections must be between 1 and 4096");
+    }
+    if args.records == 0 || args.operations == 0 {
+        return bad("--records and --operations must be positive");
+    }
+    if args.value_size == 0 || args.ycsb_field_size == 0 || args.ycsb_fields == 0 {
+        return bad("--value-size, --ycsb-fields and --ycsb-field-size must be positive");
+    }
+    if args.scan_rows == 0 || args.write_batch == 0 {
+        return bad("--scan-rows and --write-batch must be positive");
+    }
+    if args.versions == 0 || args.versions >= i32::MAX as u64 {
+        return bad("--versions must be between 1 and 2147483646");
+    }
+    if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+        return bad("--duration must be a positive number of seconds");
+    }
+    Ok(())
+}
+
+fn shared_state(args: &BenchArgs) -> Shared {
+    Shared {
+        endpoint: Endpoint {
+            addr: args.addr.clone(),
+            transport: args.transport,
+            protocol: args.protocol,
+            durability: args.durability,
+        },
+        bigtable_table: args.table.as_bytes().to_vec(),
+        ycsb_table: format!("{}_ycsb", args.table).into_bytes(),
+        versions_table: format!("{}_versions", args.table).into_bytes(),
+        records: args.records,
+        mem_records: args.mem_records,
+        value_size: args.value_size,
+        ycsb_fields: args.ycsb_fields,
+        ycsb_field_size: args.ycsb_field_size,
+        scan_rows: args.scan_rows,
+        versions: args.versions,
+        write_batch: args.write_batch,
+        ycsb_inserted: Arc::new(AtomicU64::new(args.records)),
+        ycsb_next_insert: AtomicU64::new(args.records),
+    }
+}
+
+/// Creates (or, with --fresh, recreates) the tables the workloads need.
+fn set_up_tables(
+    shared: &Shared,
+    workloads: &[Workload],
+    args: &BenchArgs,
+) -> Result<(), BenchError> {
+    let mut conn = Connection::open(&shared.endpoint)?;
+    let mut sets: Vec<DataSet> = workloads.iter().map(Workload::data_set).collect();
+    sets.sort();
+    sets.dedup();
+    for set in sets {
+        let (table, versions) = match set {
+            DataSet::Bigtable => (&args.table, 1),
+            DataSet::Ycsb => (&format!("{}_ycsb", args.table), 1),
+            DataSet::Versions => (
+                &format!("{}_versions", args.table),
+                args.versions as i32 + 1,
+            ),
+        };
+        conn.ensure_table(table, "cf", versions, args.fresh)?;
+    }
+    Ok(())
+}
+
+/// The timed runs a workload consists of, with their report names.
+fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, BenchError> {
+    let named = |n: &str, t| (n.to_string(), t);
+    Ok(match workload {
+        Workload::SeqWrite => vec![named("seqwrite", Task::SeqWrite)],
+        Workload::RandWrite => vec![named("randwrite", Task::RandWrite)],
+        Workload::SeqRead => vec![named("seqread", Task::SeqRead)],
+        Workload::RandRead => vec![named("randread", Task::RandRead)],
+        Workload::RandReadMem => vec![named("randread-mem", Task::RandReadMem)],
+        Workload::Scan => vec![named("scan", Task::Scan)],
+        Workload::YcsbLoad => vec![named("ycsb-load", Task::YcsbLoad)],
+        Workload::Ycsb(mix) => vec![(workload.name(), Task::Ycsb(mix))],
+        Workload::Versions => {
+            let mut runs = Vec::new();
+            if !versions_loaded(shared)? {
+                let mut conn = Connection::open(&shared.endpoint)?;
+                let value = vec![b'v'; shared.value_size];
+                conn.put_at(&shared.versions_table, ONE_VERSION_ROW, COLUMN, &value, 1)
+                    .map_err(BenchError::setup)?;
+                runs.push(named("versions-load", Task::VersionsLoad));
+            }
+            runs.push(named("versions-asof", Task::AsOf));
+            runs.push(named("versions-one", Task::OneVersion));
+            runs
+        }
+    })
+}
+
+/// Whether the versions table already holds both cells in full.
+fn versions_loaded(shared: &Shared) -> Result<bool, BenchError> {
+    let mut conn = Connection::open(&shared.endpoint)?;
+    let table = &shared.versions_table;
+    let newest = conn
+        .get_as_of(table, MANY_VERSIONS_ROW, COLUMN, i64::MAX)
+        .map_err(BenchError::setup)?;
+    let oldest = conn
+        .get_as_of(table, MANY_VERSIONS_ROW, COLUMN, 2)
+        .map_err(BenchError::setup)?;
+    let one = conn
+        .get(table, ONE_VERSION_ROW, COLUMN)
+        .map_err(BenchError::setup)?;
+    Ok(newest == Some(shared.versions as i64) && oldest == Some(1) && one == shared.value_size)
+}
+
+fn progress_bar(args: &BenchArgs, name: &str, length: u64) -> ProgressBar {
+    if args.quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(length);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed}/{duration}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(name.to_string());
+    bar
+}
+
+/// Runs one task on every connection and reports it.
+fn run_task(
+    args: &BenchArgs,
+    shared: &Shared,
+    name: &str,
+    task: Task,
+    seed: u64,
+) -> Result<RunReport, BenchError> {
+    let workers = args.connections;
+    let deadline_after = args.duration.map(Duration::from_secs_f64);
+    let slice_total = match task {
+        Task::VersionsLoad => shared.versions,
+        _ => shared.records,
+    };
+    // A scan counts as many operations as rows it asks for, so that --operations
+    // means about the same amount of data for every workload.
+    let operations = match task {
+        Task::Scan => args.operations.div_ceil(u64::from(args.scan_rows)),
+        _ => args.operations,
+    };
+    let bar_length = match deadline_after {
+        Some(d) => d.as_millis() as u64,
+        None if task.walks_slice() => slice_total,
+        None => operations,
+    };
+    let done = AtomicU64::new(0);
+    let finished = AtomicUsize::new(0);
+    let start_line = Barrier::new(workers + 1);
+    let budget: OnceLock<Budget> = OnceLock::new();
+    let probe = match args.server_pid {
+        Some(pid) => Some(ServerProbe::start(pid, SAMPLE_INTERVAL)?),
+        None => None,
+    };
+    let bar = progress_bar(args, name, bar_length);
+    let (results, elapsed) = std::thread::scope(|scope| {
+        let budget_cell = &budget;
+        let (done, finished, start_line) = (&done, &finished, &start_line);
+        let handles: Vec<_> = (0..workers)
+            .map(|index| {
+                scope.spawn(move || -> Result<Recorder, BenchError> {
+                    let worker = Worker::new(shared, task, index, workers, seed);
+                    start_line.wait();
+                    let outcome = worker.map(|mut w| {
+                        // The budget is set by the main thread between the two waits.
+                        start_line.wait();
+                        if let Some(b) = budget_cell.get() {
+                            while b.take() && w.step(task) {
+                                done.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        w.recorder
+                    });
+                    if outcome.is_err() {
+                        start_line.wait();
+                    }
+                    finished.fetch_add(1, Ordering::AcqRel);
+                    outcome
+                })
+            })
+            .collect();
+        start_line.wait();
+        let started = Instant::now();
+        let deadline = deadline_after.map(|d| started + d);
+        let _ = budget_cell.set(if task.walks_slice() {
+            Budget::Slices { deadline }
+        } else {
+            Budget::Count {
+                left: AtomicU64::new(operations),
+                deadline,
+            }
+        });
+        start_line.wait();
+        while finished.load(Ordering::Acquire) < workers {
+            std::thread::sleep(SAMPLE_INTERVAL);
+            bar.set_position(match deadline_after {
+                Some(_) => started.elapsed().as_millis() as u64,
+                None => done.load(Ordering::Relaxed),
+            });
+        }
+        let elapsed = started.elapsed();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(BenchError::AllConnectionsFailed("a worker panicked".into()))
+                })
+            })
+            .collect();
+        (results, elapsed)
+    });
+    bar.finish_and_clear();
+    let server = probe.map(ServerProbe::stop);
+    let mut recorder = Recorder::new();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(rec) => recorder.merge(&rec),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let settings = RunSettings {
+        workload: name.to_string(),
+        addr: args.addr.clone(),
+        records: if task == Task::VersionsLoad || task == Task::AsOf {
+            shared.versions
+        } else {
+            shared.records
+        },
+        operations: recorder.total_ops() + recorder.total_errors(),
+        connections: workers,
+        value_size: if matches!(task, Task::YcsbLoad | Task::Ycsb(_)) {
+            shared.ycsb_fields * shared.ycsb_field_size
+        } else {
+            shared.value_size
+        },
+        durability: args.durability.name().to_string(),
+        transport: args.transport.name().to_string(),
+        protocol: args.protocol.name().to_string(),
+        seed,
+    };
+    Ok(RunReport::new(settings, elapsed, &recorder, server))
+        .map(|r| (r, recorder))
+        .and_then(|(r, rec)| publish(args, r, &rec))
+}
+
+/// Prints a finished run and writes it to the requested files.
+fn publish(
+    args: &BenchArgs,
+    report: RunReport,
+    recorder: &Recorder,
+) -> Result<RunReport, BenchError> {
+    let mut out = std::io::stdout().lock();
+    let _ = report::print_text(&report, &mut out);
+    let _ = out.flush();
+    if let Some(path) = &args.json {
+        report::append_json_line(&report, path)?;
+    }
+    if let Some(path) = &args.csv {
+        report::append_csv_line(&report, path)?;
+    }
+    if let Some(dir) = &args.plot_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            BenchError::InvalidOption(format!("cannot create {}: {e}", dir.display()))
+        })?;
+        let path = dir.join(format!("{}-{}c.png", report.workload, report.connections));
+        let title = format!(
+            "{}: {:.0} ops/s, {} connections",
+            report.workload, report.ops_per_sec, report.connections
+        );
+        report::write_latency_plot(&title, recorder, &path)?;
+    }
+    Ok(report)
+}
+
+/// Runs every workload `args` names against the server, in order, and returns their
+/// reports (also printed, and written where asked).
+pub fn run(args: &BenchArgs) -> Result<Vec<RunReport>, BenchError> {
+    validate(args)?;
+    let workloads = Workload::parse_list(&args.workloads)?;
+    let shared = shared_state(args);
+    set_up_tables(&shared, &workloads, args)?;
+    let mut reports = Vec::new();
+    for (i, workload) in workloads.iter().enumerate() {
+        for (name, task) in tasks_of(*workload, &shared)? {
+            let seed = args.seed.wrapping_add(i as u64);
+            reports.push(run_task(args, &shared, &name, task, seed)?);
+        }
+    }
+    print_summary(&reports);
+    Ok(reports)
+}
+
+/// One line per run, and the as-of-T ratio when the versions workload ran.
+fn print_summary(reports: &[RunReport]) {
+    println!(
+        "\n{:<16} {:>12} {:>12} {:>10} {:>8}",
+        "run", "ops/s", "rows/s", "p99 ms", "errors"
+    );
+    for r in reports {
+        let p99 = r.ops.iter().map(|o| o.p99_us).max().unwrap_or(0) as f64 / 1000.0;
+        println!(
+            "{:<16} {:>12.0} {:>12.0} {:>10.3} {:>8}",
+            r.workload, r.ops_per_sec, r.units_per_sec, p99, r.errors
+        );
+    }
+    let rate = |name: &str| {
+        reports
+            .iter()
+            .find(|r| r.workload == name)
+            .map(|r| r.ops_per_sec)
+    };
+    if let (Some(asof), Some(one)) = (rate("versions-asof"), rate("versions-one")) {
+        if one > 0.0 {
+            println!(
+                "as-of-T gets on the many-version cell run at {:.2}x the rate of one-version gets",
+                asof / one
+            );
+        }
+    }
+}
