@@ -18,8 +18,11 @@ use crate::iter::KvIter;
 /// Bytes of bookkeeping charged per entry on top of key and value.
 const ENTRY_OVERHEAD: usize = 64;
 
-/// Entries copied out of the skiplist per refill of an iterator.
+/// Most entries copied out of the skiplist per refill of an iterator.
 const ITER_BATCH: usize = 32;
+/// Entries copied right after a seek: a point read needs one or two, so a seek copies
+/// few and each later refill copies four times more, up to [`ITER_BATCH`].
+const SEEK_BATCH: usize = 2;
 
 /// A sorted in-memory table of internal keys.
 #[derive(Debug, Default)]
@@ -84,20 +87,24 @@ impl Memtable {
             batch: Vec::new(),
             pos: 0,
             exhausted: true,
+            batch_size: SEEK_BATCH,
         }
     }
 }
 
 /// A cursor over a memtable.
 ///
-/// Entries are copied out of the skiplist a few dozen at a time, so stepping costs
-/// a copy rather than a skiplist search.
+/// Entries are copied out of the skiplist a few at a time after a seek and up to a
+/// few dozen at a time when stepping on, so stepping costs a copy rather than a
+/// skiplist search while a point read copies little.
 pub struct MemtableIter {
     table: Arc<Memtable>,
     batch: Vec<(Vec<u8>, Bytes)>,
     pos: usize,
     /// True when `batch` ends at the end of the table (no refill possible).
     exhausted: bool,
+    /// Entries the next refill copies.
+    batch_size: usize,
 }
 
 impl MemtableIter {
@@ -109,7 +116,7 @@ impl MemtableIter {
             .map
             .range::<[u8], _>((from, Bound::<&[u8]>::Unbounded));
         for e in range {
-            if self.batch.len() == ITER_BATCH {
+            if self.batch.len() == self.batch_size {
                 self.exhausted = false;
                 return;
             }
@@ -121,11 +128,13 @@ impl MemtableIter {
 
 impl KvIter for MemtableIter {
     fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.batch_size = SEEK_BATCH;
         self.fill(Bound::Included(target));
         Ok(())
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.batch_size = SEEK_BATCH;
         self.batch.clear();
         self.pos = 0;
         self.exhausted = true;
@@ -141,6 +150,7 @@ impl KvIter for MemtableIter {
         self.pos += 1;
         if self.pos >= self.batch.len() && !self.exhausted {
             let last = self.batch.last().map(|(k, _)| k.clone());
+            self.batch_size = (self.batch_size * 4).min(ITER_BATCH);
             match last {
                 Some(k) => self.fill(Bound::Excluded(&k)),
                 None => self.exhausted = true,

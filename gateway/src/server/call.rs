@@ -1,7 +1,8 @@
 //! Running one request message through the synchronous Thrift processor.
 //!
-//! Owns [`Dispatcher`]: it bounds concurrent calls with a semaphore, runs the processor on
-//! tokio's blocking pool with in-memory transports holding exactly one message, sets the
+//! Owns [`Dispatcher`]: it bounds concurrent calls with a semaphore, runs the processor
+//! on tokio's blocking pool (HTTP) or on the connection's own thread (framed and
+//! unframed) with in-memory transports holding exactly one message, sets the
 //! current connection id around it, and hands back the reply bytes. It also builds the
 //! EXCEPTION replies the server itself sends for malformed messages. It does not touch
 //! sockets or framing.
@@ -91,6 +92,39 @@ impl Dispatcher {
             Err(err) if err.is_panic() => Err(CallError::Panicked),
             Err(_) => Err(CallError::Closed),
         };
+        if outcome.is_err() {
+            self.stats.call_failed();
+        }
+        outcome
+    }
+}
+
+impl Dispatcher {
+    /// Processes one whole request message on the calling thread (a connection's own
+    /// thread, not a runtime worker) and returns its reply. `runtime` is used only to
+    /// wait for a call slot.
+    pub(crate) fn call_blocking(
+        &self,
+        connection: ConnectionId,
+        protocol: WireProtocol,
+        request: Bytes,
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<CallReply, CallError> {
+        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::NoPermits) => runtime
+                .block_on(Arc::clone(&self.permits).acquire_owned())
+                .map_err(|_| CallError::Closed)?,
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(CallError::Closed),
+        };
+        self.stats.call_started();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _scope = CallScope::enter(connection);
+            process_one(self.processor.as_ref(), protocol, request)
+        }))
+        .unwrap_or(Err(CallError::Panicked));
+        drop(permit);
+        self.stats.call_finished();
         if outcome.is_err() {
             self.stats.call_failed();
         }

@@ -1,23 +1,21 @@
 //! One client connection, from its first byte to its close.
 //!
-//! Owns the per-connection task: sniffing the mode from the first bytes, the
-//! request/reply loop for framed and unframed Thrift (replies in order, written in the
-//! request's transport and protocol), the idle timeout, the shutdown check between calls,
-//! and the log line saying why a connection ended. HTTP connections are handed to
-//! `http`. It never panics on client input; a bad client only loses its own connection.
+//! Owns the per-connection task: sniffing the mode from the first bytes, handing
+//! framed and unframed Thrift connections to their own thread (`threaded`) and HTTP
+//! connections to `http`, the idle timeout while sniffing, and the log line saying why
+//! a connection ended. It never panics on client input; a bad client only loses its own connection.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use bytes::BytesMut;
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use crate::server::call::{protocol_error_reply, CallError, CallReply, Dispatcher};
-use crate::server::detect::{detect, Detection, Transport, WireMode};
-use crate::server::framing::{Extract, MessageReader};
+use crate::server::call::{CallError, Dispatcher};
+use crate::server::detect::{detect, Detection, Transport};
 use crate::server::identity::ConnectionId;
 use crate::server::options::ServerOptions;
 use crate::server::stats::ServerStats;
@@ -25,8 +23,6 @@ use crate::server::wire::ScanError;
 
 /// Bytes requested from the socket per read.
 const READ_CHUNK: usize = 8 * 1024;
-/// An empty receive buffer holding more than this is released between calls.
-const RETAIN_BUFFER_LIMIT: usize = 256 * 1024;
 
 /// State shared by all connections of one server.
 pub(crate) struct ConnShared {
@@ -149,72 +145,15 @@ async fn drive(
             crate::server::http::serve_http(shared, stream, buf.freeze(), peer, shutdown).await
         }
         Transport::Framed | Transport::Unframed => {
-            serve_messages(shared, stream, buf, mode, peer, shutdown).await
-        }
-    }
-}
-
-/// The request/reply loop of a framed or unframed connection.
-async fn serve_messages(
-    shared: &ConnShared,
-    mut stream: TcpStream,
-    mut buf: BytesMut,
-    mode: WireMode,
-    peer: Peer,
-    mut shutdown: watch::Receiver<bool>,
-) -> Result<(), ConnError> {
-    let limit = shared.opts.max_frame_size;
-    let mut reader = MessageReader::new(mode, limit);
-    loop {
-        if *shutdown.borrow() {
-            return Ok(());
-        }
-        match reader.next(&mut buf) {
-            Extract::Message(request) => {
-                let reply = shared
-                    .dispatcher
-                    .call(peer.id, reader.protocol(), request)
-                    .await?;
-                if let CallReply::Message(reply) = reply {
-                    write_reply(&mut stream, mode.transport, reply).await?;
-                }
-                if buf.is_empty() && buf.capacity() > RETAIN_BUFFER_LIMIT {
-                    buf = BytesMut::new();
-                }
-            }
-            Extract::NeedMore => {
-                let idle = shared.opts.idle_timeout;
-                match read_more(&mut stream, &mut buf, idle, &mut shutdown).await? {
-                    Input::Data => {}
-                    Input::Eof if buf.is_empty() => return Ok(()),
-                    Input::Eof => return Err(ConnError::Truncated(buf.len())),
-                    Input::Shutdown => return Ok(()),
-                }
-            }
-            Extract::Oversized { size } => {
-                shared.stats.oversized_message();
-                return Err(ConnError::Oversized { size, limit });
-            }
-            Extract::Malformed {
-                header,
-                error,
-                resumable,
-            } => {
-                shared.stats.malformed_message();
-                let reply = header
-                    .as_ref()
-                    .and_then(|h| protocol_error_reply(reader.protocol(), h, &error.to_string()));
-                if let Some(reply) = reply {
-                    write_reply(&mut stream, mode.transport, reply).await?;
-                }
-                if !resumable {
-                    return Err(ConnError::Malformed(error));
-                }
-                tracing::info!(
-                    peer = %peer.addr, conn = %peer.id,
-                    "answered a malformed message with an exception: {error}"
-                );
-            }
+            crate::server::threaded::serve_on_thread(
+                Arc::clone(shared),
+                stream,
+                buf,
+                mode,
+                peer,
+                shutdown,
+            )
+            .await
         }
     }
 }
@@ -246,25 +185,4 @@ pub(crate) async fn read_more(
             _ => Ok(Input::Data),
         },
     }
-}
-
-/// Writes one reply in the connection's transport.
-async fn write_reply(
-    stream: &mut TcpStream,
-    transport: Transport,
-    reply: Vec<u8>,
-) -> Result<(), ConnError> {
-    match transport {
-        Transport::Framed => {
-            let len = u32::try_from(reply.len())
-                .ok()
-                .filter(|len| i32::try_from(*len).is_ok())
-                .ok_or(ConnError::ReplyTooLarge(reply.len()))?;
-            let mut out = Bytes::copy_from_slice(&len.to_be_bytes()).chain(Bytes::from(reply));
-            stream.write_all_buf(&mut out).await?;
-        }
-        Transport::Unframed | Transport::Http => stream.write_all(&reply).await?,
-    }
-    stream.flush().await?;
-    Ok(())
 }

@@ -23,6 +23,7 @@ mod identity;
 mod options;
 mod replay;
 mod stats;
+mod threaded;
 mod wire;
 
 use std::future::Future;

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Tabula over the wire, side by side with its reference points, in one run on one
+# machine: the RPC ceiling (tabula serve --null-backend), Redis (redis-server and
+# redis-benchmark), the Bigtable paper's single-tablet-server figures, scale (1 M and
+# 10 M rows), memory during a large load, and as-of-T reads of a 100,000-version cell.
+#
+#   bench/compare.sh [section ...]      sections: ceiling redis bigtable versions scale
+#                                       (default: ceiling redis bigtable versions;
+#                                       "all" adds scale, the 1 M / 10 M rows runs)
+#
+# Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
+# default 1000000), OPERATIONS (per timed run, default 200000), CONNECTIONS (16),
+# VALUE_SIZE (1000), SCALE_ROWS ("1000000 10000000"), MEMORY_BUDGET_MB (1024),
+# OUT (results directory, default bench/results/<UTC date-time>).
+#
+# Every run appends a JSON line to $OUT/runs.jsonl (redis-benchmark's CSV goes to
+# $OUT/redis-*.csv); at the end bench/summarize.py prints the comparison tables with
+# PASS/MISS against the targets, also saved as $OUT/summary.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RECORDS="${RECORDS:-1000000}"
+OPERATIONS="${OPERATIONS:-200000}"
+CONNECTIONS="${CONNECTIONS:-16}"
+VALUE_SIZE="${VALUE_SIZE:-1000}"
+SCALE_ROWS="${SCALE_ROWS:-1000000 10000000}"
+MEMORY_BUDGET_MB="${MEMORY_BUDGET_MB:-1024}"
+OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
+
+sections=("$@")
+[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions)
+[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions scale)
+
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+work="$(mktemp -d)"
+bin="$PWD/target/release/tabula"
+json="$OUT/runs.jsonl"
+server_pid=""
+server_addr=""
+
+echo "== building tabula"
+cargo build --release --bin tabula -q
+
+stop_server() {
+    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    server_pid=""
+}
+cleanup() {
+    stop_server
+    if [ -n "${redis_port:-}" ]; then redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_tabula NAME [serve flags...]: a fresh server on its own data directory.
+start_tabula() {
+    local name="$1"
+    shift
+    local out="$work/$name.out"
+    TABULA_MEMORY_BUDGET_MB="$MEMORY_BUDGET_MB" "$bin" serve --data-dir "$work/$name-data" \
+        --listen 127.0.0.1:0 --thrift2-listen 127.0.0.1:0 "$@" >"$out" 2>"$OUT/$name.log" &
+    server_pid=$!
+    server_addr=""
+    for _ in $(seq 1 300); do
+        server_addr="$(sed -n 's/^tabula ready thrift1=\([^ ]*\).*/\1/p' "$out")"
+        [ -n "$server_addr" ] && break
+        kill -0 "$server_pid" 2>/dev/null || { cat "$OUT/$name.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    [ -n "$server_addr" ] || { echo "tabula ($name) did not start" >&2; exit 1; }
+    echo "== tabula $name on $server_addr (pid $server_pid)"
+}
+
+# bench LABEL ARGS...: one `tabula bench` invocation against the running server,
+# its JSON lines tagged with LABEL.
+bench() {
+    local label="$1"
+    shift
+    local tmp="$work/bench.jsonl"
+    rm -f "$tmp"
+    "$bin" bench --addr "$server_addr" --server-pid "$server_pid" --connections "$CONNECTIONS" \
+        --value-size "$VALUE_SIZE" --json "$tmp" --plot-dir "$OUT/plots/$label" --quiet "$@" \
+        | tee -a "$OUT/bench.txt"
+    python3 - "$label" "$tmp" >>"$json" <<'EOF'
+import json, sys
+label, path = sys.argv[1], sys.argv[2]
+for line in open(path):
+    run = json.loads(line)
+    run["label"] = label
+    print(json.dumps(run))
+EOF
+}
+
+load_rows() {
+    # The data set every read workload uses, written once in key order.
+    bench "$1" --workloads seqwrite --records "$2" --durability no-wal --write-batch 100
+}
+
+run_ceiling() {
+    start_tabula null --null-backend --null-value-size "$VALUE_SIZE"
+    bench ceiling-null --workloads randwrite,randread --records "$RECORDS" --operations "$OPERATIONS" \
+        --durability no-wal
+    stop_server
+    start_tabula ceiling
+    load_rows ceiling-load "$RECORDS"
+    bench ceiling-tabula --workloads randread,randwrite --records "$RECORDS" --operations "$OPERATIONS" \
+        --durability no-wal
+    bench ceiling-tabula-sync --workloads randwrite --records "$RECORDS" --operations "$OPERATIONS" \
+        --durability sync
+    stop_server
+}
+
+redis_port=""
+start_redis() {
+    local name="$1"
+    shift
+    redis_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    mkdir -p "$work/redis-$name"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis-$name" --daemonize yes \
+        --logfile "$OUT/redis-$name.log" "$@"
+    for _ in $(seq 1 100); do
+        redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    echo "== redis $name on port $redis_port"
+}
+
+stop_redis() {
+    redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    redis_port=""
+}
+
+redis_benchmark() {
+    redis-benchmark -p "$redis_port" -t set,get -n "$OPERATIONS" -c "$CONNECTIONS" -d "$VALUE_SIZE" \
+        -r "$RECORDS" --csv >"$OUT/redis-$1.csv"
+    cat "$OUT/redis-$1.csv"
+}
+
+run_redis() {
+    command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
+        echo "redis-server and redis-benchmark are needed (apt-get install redis-server)" >&2
+        exit 1
+    }
+    start_redis always --appendonly yes --appendfsync always --save ""
+    redis_benchmark always
+    stop_redis
+    start_redis default
+    redis_benchmark default
+    stop_redis
+    start_tabula redis
+    load_rows redis-load "$RECORDS"
+    bench redis-tabula-sync --workloads randwrite --records "$RECORDS" --operations "$OPERATIONS" \
+        --durability sync
+    bench redis-tabula-nowal --workloads randwrite,randread --records "$RECORDS" \
+        --operations "$OPERATIONS" --durability no-wal
+    stop_server
+}
+
+run_bigtable() {
+    start_tabula bigtable
+    bench bigtable --workloads bigtable --records "$RECORDS" --operations "$OPERATIONS" --durability sync
+    stop_server
+}
+
+run_versions() {
+    start_tabula versions
+    bench versions --workloads versions --versions 100000 --operations "$OPERATIONS" --durability no-wal
+    stop_server
+}
+
+run_scale() {
+    for rows in $SCALE_ROWS; do
+        start_tabula "scale-$rows"
+        load_rows "scale-load-$rows" "$rows"
+        bench "scale-$rows" --workloads randread,randwrite --records "$rows" --operations "$OPERATIONS" \
+            --durability no-wal
+        stop_server
+    done
+}
+
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+    echo "tabula: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "redis: $(redis-server --version 2>/dev/null | head -1 || echo absent)"
+    echo "settings: RECORDS=$RECORDS OPERATIONS=$OPERATIONS CONNECTIONS=$CONNECTIONS VALUE_SIZE=$VALUE_SIZE MEMORY_BUDGET_MB=$MEMORY_BUDGET_MB SCALE_ROWS=\"$SCALE_ROWS\""
+    echo "command: bench/compare.sh ${sections[*]}"
+} >"$OUT/machine.txt"
+cat "$OUT/machine.txt"
+
+for section in "${sections[@]}"; do
+    case "$section" in
+        ceiling) run_ceiling ;;
+        redis) run_redis ;;
+        bigtable) run_bigtable ;;
+        versions) run_versions ;;
+        scale) run_scale ;;
+        *) echo "unknown section $section" >&2; exit 2 ;;
+    esac
+done
+
+python3 bench/summarize.py "$OUT" | tee "$OUT/summary.md"
