@@ -10,8 +10,11 @@
 #
 # Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
 # default 1000000), OPERATIONS (per timed run, default 200000), CONNECTIONS (16),
-# VALUE_SIZE (1000), SCALE_ROWS ("1000000 10000000"), MEMORY_BUDGET_MB (1024),
-# OUT (results directory, default bench/results/<UTC date-time>).
+# VALUE_SIZE (1000), SCALE_ROWS ("1000000 10000000"), MEMORY_BUDGET_MB (1024, the
+# servers of the bigtable, versions and scale sections), CACHED_BUDGET_MB (6144, the
+# servers of the ceiling and redis sections: a budget whose block cache, a quarter of
+# it, holds the RECORDS rows, as Redis holds them in memory), OUT (results directory,
+# default bench/results/<UTC date-time>).
 #
 # Every run appends a JSON line to $OUT/runs.jsonl (redis-benchmark's CSV goes to
 # $OUT/redis-*.csv); at the end bench/summarize.py prints the comparison tables with
@@ -25,6 +28,7 @@ CONNECTIONS="${CONNECTIONS:-16}"
 VALUE_SIZE="${VALUE_SIZE:-1000}"
 SCALE_ROWS="${SCALE_ROWS:-1000000 10000000}"
 MEMORY_BUDGET_MB="${MEMORY_BUDGET_MB:-1024}"
+CACHED_BUDGET_MB="${CACHED_BUDGET_MB:-6144}"
 OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 
 sections=("$@")
@@ -56,12 +60,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_tabula NAME [serve flags...]: a fresh server on its own data directory.
+# start_tabula NAME [serve flags...]: a fresh server on its own data directory, with
+# the memory budget in $budget (default MEMORY_BUDGET_MB).
 start_tabula() {
     local name="$1"
     shift
     local out="$work/$name.out"
-    TABULA_MEMORY_BUDGET_MB="$MEMORY_BUDGET_MB" "$bin" serve --data-dir "$work/$name-data" \
+    TABULA_MEMORY_BUDGET_MB="${budget:-$MEMORY_BUDGET_MB}" "$bin" serve --data-dir "$work/$name-data" \
         --listen 127.0.0.1:0 --thrift2-listen 127.0.0.1:0 "$@" >"$out" 2>"$OUT/$name.log" &
     server_pid=$!
     server_addr=""
@@ -105,7 +110,7 @@ run_ceiling() {
     bench ceiling-null --workloads randwrite,randread --records "$RECORDS" --operations "$OPERATIONS" \
         --durability no-wal
     stop_server
-    start_tabula ceiling
+    budget="$CACHED_BUDGET_MB" start_tabula ceiling
     load_rows ceiling-load "$RECORDS"
     bench ceiling-tabula --workloads randread,randwrite --records "$RECORDS" --operations "$OPERATIONS" \
         --durability no-wal
@@ -151,7 +156,7 @@ run_redis() {
     start_redis default
     redis_benchmark default
     stop_redis
-    start_tabula redis
+    budget="$CACHED_BUDGET_MB" start_tabula redis
     load_rows redis-load "$RECORDS"
     bench redis-tabula-sync --workloads randwrite --records "$RECORDS" --operations "$OPERATIONS" \
         --durability sync
@@ -187,7 +192,7 @@ run_scale() {
     echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
     echo "tabula: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "redis: $(redis-server --version 2>/dev/null | head -1 || echo absent)"
-    echo "settings: RECORDS=$RECORDS OPERATIONS=$OPERATIONS CONNECTIONS=$CONNECTIONS VALUE_SIZE=$VALUE_SIZE MEMORY_BUDGET_MB=$MEMORY_BUDGET_MB SCALE_ROWS=\"$SCALE_ROWS\""
+    echo "settings: RECORDS=$RECORDS OPERATIONS=$OPERATIONS CONNECTIONS=$CONNECTIONS VALUE_SIZE=$VALUE_SIZE MEMORY_BUDGET_MB=$MEMORY_BUDGET_MB CACHED_BUDGET_MB=$CACHED_BUDGET_MB SCALE_ROWS=\"$SCALE_ROWS\""
     echo "command: bench/compare.sh ${sections[*]}"
 } >"$OUT/machine.txt"
 cat "$OUT/machine.txt"

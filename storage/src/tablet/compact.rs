@@ -41,6 +41,11 @@ impl Tablet {
     pub fn compact_if_needed(&self) -> Result<CompactionReport> {
         let _c = self.compaction_lock.lock();
         let mut report = CompactionReport::default();
+        // A tablet closed while this waited for the lock (split, moved, dropped) is
+        // left alone: after a split its files belong to the children.
+        if self.is_closed() {
+            return Ok(report);
+        }
         let limit = self.shared.opts.max_files_per_read.max(2);
         for family in self.schema().families() {
             let version = self.version();
@@ -64,6 +69,9 @@ impl Tablet {
         self.check_open()?;
         self.flush()?;
         let _c = self.compaction_lock.lock();
+        // Closed (e.g. split) while this waited for the lock: its files are no longer
+        // its own to rewrite or delete.
+        self.check_open()?;
         let mut report = CompactionReport::default();
         let version = self.version();
         // Files of families no longer in the schema are dropped.
@@ -181,6 +189,10 @@ impl Tablet {
             },
             None,
         )?;
+        // A closed tablet deletes nothing: a split parent's files are the children's.
+        if self.is_closed() {
+            return Ok(());
+        }
         for f in inputs {
             if f.entry.owned {
                 let path = self.shared.tablets_root().join(&f.entry.path);

@@ -1,0 +1,81 @@
+//! A compaction that reaches a tablet after it was split (it waited for the
+//! compaction lock while the split ran) must leave the parent's files alone: they
+//! belong to the children now. Before the fix such a compaction merged the parent's
+//! files and deleted them, and the children lost their data.
+
+mod common;
+
+use bytes::Bytes;
+use common::{open_engine, quiet_options};
+use tabula_storage::{
+    Durability, Engine, Error, FamilySchema, ReadOptions, RowMutation, TableSchema,
+};
+
+const ROWS: usize = 40;
+
+fn row(i: usize) -> Bytes {
+    Bytes::from(format!("row{i:03}"))
+}
+
+fn value_of(engine: &Engine, tablet: u64, r: &Bytes) -> Option<Bytes> {
+    let t = engine.tablet(tablet).expect("child is open");
+    let cells = t.get(r, ReadOptions::latest()).expect("get");
+    cells.first().map(|c| c.value.clone())
+}
+
+#[test]
+fn compactions_of_a_split_parent_delete_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = quiet_options(dir.path(), 1_000);
+    opts.max_files_per_read = 2;
+    let schema =
+        TableSchema::new("t", vec![FamilySchema::new(&b"a"[..]).max_versions(1)]).expect("schema");
+    let (engine, parent) = open_engine(opts.clone(), schema.clone());
+    // Five flushes: five files, more than the two a read may consult.
+    for round in 0..5 {
+        for i in (round..ROWS).step_by(5) {
+            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
+            parent.mutate(&m, Durability::Sync).expect("put");
+        }
+        parent.flush().expect("flush");
+    }
+    engine.split_tablet(1, b"row020", 2, 3).expect("split");
+
+    // What a compaction worker holding the parent does once it gets the lock.
+    let report = parent.compact_if_needed().expect("skipped, not failed");
+    assert_eq!(report.input_files, 0, "a split parent is not compacted");
+    assert!(matches!(
+        parent.major_compact(),
+        Err(Error::TabletClosed { tablet: 1 })
+    ));
+
+    for i in 0..ROWS {
+        let child = if i < 20 { 2 } else { 3 };
+        assert_eq!(
+            value_of(&engine, child, &row(i)),
+            Some(Bytes::from(format!("v{i}"))),
+            "row {i} after the parent's compaction attempts"
+        );
+    }
+    // The children still open from disk alone.
+    drop(parent);
+    drop(engine);
+    let engine = Engine::open(opts).expect("reopen");
+    for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
+        engine
+            .open_tablet(tabula_storage::tablet::TabletDescriptor {
+                id,
+                schema: schema.clone(),
+                start_row: Bytes::from(start),
+                end_row: Bytes::from(end),
+            })
+            .expect("child reopens");
+    }
+    for i in 0..ROWS {
+        let child = if i < 20 { 2 } else { 3 };
+        assert_eq!(
+            value_of(&engine, child, &row(i)),
+            Some(Bytes::from(format!("v{i}")))
+        );
+    }
+}
