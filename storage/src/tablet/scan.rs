@@ -62,13 +62,18 @@ impl Tablet {
             out.push(Box::new(m.iter()));
         }
         let single = plan.single_column();
+        // Both hashes once per read, not once per file.
+        let row_hash = row.map(key::bloom_row_hash);
+        let column_hash = row
+            .zip(single)
+            .map(|(r, (_, q))| key::bloom_column_hash(r, q));
         for family in plan.family_names() {
             for f in version.family_files(family) {
-                if let Some(r) = row {
-                    let keep = match single {
-                        Some((_, q)) => f.reader.may_contain_column(r, q),
-                        None => f.reader.may_contain_row(r),
-                    };
+                if let Some(rh) = row_hash {
+                    // A file without the row cannot hold the column; the row filter
+                    // is checked too, as a family may keep row blooms only.
+                    let keep = f.reader.may_contain_row_hash(rh)
+                        && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch));
                     if !keep {
                         continue;
                     }
