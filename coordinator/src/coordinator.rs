@@ -915,28 +915,59 @@ impl Coordinator {
 
     /// One round of background maintenance: session heartbeat and splits.
     pub fn maintenance(&self) {
+        self.keep_session();
+        self.check_splits();
+    }
+
+    fn keep_session(&self) {
         if let Err(e) = self.heartbeat() {
             tracing::error!(error = %e, "coordinator lost its lock-service session");
         }
+    }
+
+    fn check_splits(&self) {
         if let Err(e) = self.split_large_tablets() {
             tracing::warn!(error = %e, "split check failed");
         }
     }
 
-    /// Runs [`Coordinator::maintenance`] on a background thread until [`Coordinator::stop`].
-    pub fn spawn_maintenance(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+    /// Runs the background work until [`Coordinator::stop`], on two threads: the
+    /// session heartbeat (every third of the session TTL) on one, split checks
+    /// (every maintenance interval, or as often as the heartbeat if that is sooner)
+    /// on the other. They are apart because a split
+    /// flushes its tablet and may wait for a compaction, which can outlast the
+    /// session: the heartbeat must never wait behind it.
+    pub fn spawn_maintenance(self: &Arc<Self>) -> Vec<std::thread::JoinHandle<()>> {
+        let heartbeat_every = self.opts.session_ttl / 3;
+        // Split checks keep the pace they had beside the heartbeat.
+        let splits_every = self.opts.maintenance_interval.min(heartbeat_every);
+        let mut threads = Vec::new();
+        let lease = self.every("tabula-coord-lease", heartbeat_every, Self::keep_session);
+        let splits = self.every("tabula-coordinator", splits_every, Self::check_splits);
+        threads.extend(lease);
+        threads.extend(splits);
+        threads
+    }
+
+    /// A thread calling `work` every `period` until stopped.
+    fn every(
+        self: &Arc<Self>,
+        name: &str,
+        period: Duration,
+        work: fn(&Coordinator),
+    ) -> Option<std::thread::JoinHandle<()>> {
         let me = Arc::clone(self);
+        let tick = Duration::from_millis(200).min(period.max(Duration::from_millis(1)));
         std::thread::Builder::new()
-            .name("tabula-coordinator".into())
+            .name(name.into())
             .spawn(move || {
-                let tick = Duration::from_millis(200);
                 let mut waited = Duration::ZERO;
                 while !me.stopping.load(Ordering::Acquire) {
                     std::thread::sleep(tick);
                     waited += tick;
-                    if waited >= me.opts.maintenance_interval.min(me.opts.session_ttl / 3) {
+                    if waited >= period {
                         waited = Duration::ZERO;
-                        me.maintenance();
+                        work(&me);
                     }
                 }
             })

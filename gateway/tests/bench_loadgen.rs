@@ -172,7 +172,7 @@ fn duration_bounds_a_run_and_no_wal_writes_are_readable() {
         server.thrift1,
         &[
             "--workloads",
-            "seqwrite,randread",
+            "seqwrite,compact,randread",
             "--records",
             "200",
             "--duration",
@@ -187,6 +187,7 @@ fn duration_bounds_a_run_and_no_wal_writes_are_readable() {
     ))
     .unwrap();
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(count(report(&reports, "compact"), "compact"), 1);
     let read = report(&reports, "randread");
     assert_eq!(read.errors, 0);
     assert!(count(read, "read") > 0);

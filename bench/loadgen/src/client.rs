@@ -236,6 +236,11 @@ impl Connection {
         Ok(seen)
     }
 
+    /// Runs a major compaction of `table` (Tabula answers once it is done).
+    pub fn major_compact(&mut self, table: &[u8]) -> thrift::Result<()> {
+        self.client.major_compact(table.to_vec())
+    }
+
     /// Creates `table` with `family` keeping `max_versions` versions, unless it exists.
     /// With `fresh`, an existing table is dropped first.
     pub fn ensure_table(

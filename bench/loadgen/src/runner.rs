@@ -135,6 +135,7 @@ fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, 
         Workload::RandReadMem => vec![named("randread-mem", Task::RandReadMem)],
         Workload::Scan => vec![named("scan", Task::Scan)],
         Workload::YcsbLoad => vec![named("ycsb-load", Task::YcsbLoad)],
+        Workload::Compact => vec![named("compact", Task::Compact)],
         Workload::Ycsb(mix) => vec![(workload.name(), Task::Ycsb(mix))],
         Workload::Versions => {
             let mut runs = Vec::new();
@@ -200,6 +201,7 @@ fn run_task(
     // means about the same amount of data for every workload.
     let operations = match task {
         Task::Scan => args.operations.div_ceil(u64::from(args.scan_rows)),
+        Task::Compact => 1,
         _ => args.operations,
     };
     let bar_length = match deadline_after {

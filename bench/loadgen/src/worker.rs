@@ -47,6 +47,8 @@ pub enum Task {
     AsOf,
     /// A get of the one-version cell.
     OneVersion,
+    /// A major compaction of the Bigtable table (one call in the whole run).
+    Compact,
 }
 
 impl Task {
@@ -217,6 +219,11 @@ impl<'a> Worker<'a> {
             Task::VersionsLoad => self.versions_load(),
             Task::AsOf => self.as_of(),
             Task::OneVersion => self.one_version(),
+            Task::Compact => {
+                let started = Instant::now();
+                let result = self.conn.major_compact(&self.shared.bigtable_table);
+                self.observe("compact", started, result.map(|()| Checked::Ok(1)))
+            }
         }
     }
 

@@ -111,6 +111,9 @@ pub enum Workload {
     Ycsb(YcsbMix),
     /// As-of-T gets on a many-version cell, then gets of a one-version cell.
     Versions,
+    /// One majorCompact call on the Bigtable workloads' table (after a load, so that
+    /// the timed runs see the data settled rather than the load's compactions).
+    Compact,
 }
 
 /// The Bigtable paper's six, in the paper's order of data dependence.
@@ -136,6 +139,7 @@ impl Workload {
             Workload::YcsbLoad => "ycsb-load".into(),
             Workload::Ycsb(mix) => format!("ycsb-{}", mix.letter),
             Workload::Versions => "versions".into(),
+            Workload::Compact => "compact".into(),
         }
     }
 
@@ -171,6 +175,7 @@ impl Workload {
             "scan" => one(Workload::Scan),
             "ycsb-load" => one(Workload::YcsbLoad),
             "versions" => one(Workload::Versions),
+            "compact" => one(Workload::Compact),
             other => {
                 let mix = other
                     .strip_prefix("ycsb-")
@@ -241,6 +246,7 @@ mod tests {
             Err(BenchError::UnknownWorkload(_))
         ));
         assert!(Workload::parse("sideways").is_err());
+        assert_eq!(Workload::parse("compact").unwrap(), vec![Workload::Compact]);
         assert!(Workload::parse_list(&[]).is_err());
     }
 
