@@ -71,6 +71,9 @@ pub enum CoordError {
     Corrupt { what: String },
 }
 
+/// Times compact_table lists a table's tablets again after some split or moved.
+const COMPACT_TABLE_ROUNDS: usize = 10;
+
 /// Result type of coordinator calls.
 pub type CoordResult<T> = std::result::Result<T, CoordError>;
 
@@ -791,11 +794,39 @@ impl Coordinator {
         if !t.enabled {
             return Err(CoordError::TableDisabled(shown(&t.name)));
         }
-        for loc in self.table_tablets(&t.name)? {
-            self.server_or_err(&loc.server)?
-                .compact_tablet(loc.tablet_id, major)?;
+        // A tablet split (or moved) while this runs answers "not serving": the
+        // table's tablets are listed again and the new ones compacted.
+        let mut done = std::collections::HashSet::new();
+        let mut last_not_serving = None;
+        for _ in 0..COMPACT_TABLE_ROUNDS {
+            let mut changed = false;
+            for loc in self.table_tablets(&t.name)? {
+                if done.contains(&loc.tablet_id) {
+                    continue;
+                }
+                match self
+                    .server_or_err(&loc.server)?
+                    .compact_tablet(loc.tablet_id, major)
+                {
+                    Ok(()) => {
+                        done.insert(loc.tablet_id);
+                    }
+                    Err(e) if e.is_not_serving() => {
+                        changed = true;
+                        last_not_serving = Some(e);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if !changed {
+                return Ok(());
+            }
         }
-        Ok(())
+        // The tablets kept changing: report the last "not serving" (retryable).
+        match last_not_serving {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
 
     /// Compacts one tablet.
