@@ -103,7 +103,9 @@ EOF
 load_rows() {
     # The data set every read workload uses, written once in key order, then
     # major-compacted so the timed runs do not compete with the load's compactions.
-    bench "$1" --workloads seqwrite,compact --records "$2" --durability no-wal --write-batch 100
+    bench "$1" --workloads seqwrite --records "$2" --durability no-wal --write-batch 100
+    bench "$1-compact" --workloads compact --records "$2" ||
+        echo "== the major compaction after the load failed; the timed runs see the load's files"
 }
 
 run_ceiling() {
@@ -169,8 +171,12 @@ run_redis() {
 run_bigtable() {
     start_tabula bigtable
     # The paper's six, with a major compaction between the writes and the reads.
-    bench bigtable --workloads seqwrite,randwrite,compact,seqread,randread,randread-mem,scan \
-        --records "$RECORDS" --operations "$OPERATIONS" --durability sync
+    bench bigtable --workloads seqwrite,randwrite --records "$RECORDS" --operations "$OPERATIONS" \
+        --durability sync
+    bench bigtable-compact --workloads compact --records "$RECORDS" ||
+        echo "== the major compaction after the writes failed; the reads see the written files"
+    bench bigtable --workloads seqread,randread,randread-mem,scan --records "$RECORDS" \
+        --operations "$OPERATIONS" --durability sync
     stop_server
 }
 
