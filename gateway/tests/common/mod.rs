@@ -195,25 +195,21 @@ impl Tabula {
     /// A fresh server with extra `TABULA_*` environment settings, e.g.
     /// `("TABULA_SCANNER_LEASE_SECS", "1")`.
     pub fn start_with(env: &[(&str, &str)]) -> Tabula {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let data_dir = dir.path().join("data");
-        let (child, thrift1, thrift2, log) = spawn(&data_dir, env, &[], true);
-        Tabula {
-            child: Some(child),
-            thrift1,
-            thrift2,
-            data_dir,
-            log,
-            _dir: Some(dir),
-        }
+        Self::start_in_tempdir(env, &[])
     }
 
     /// A server in `--null-backend` mode (stores nothing; reads return fixed
     /// 1000-byte values).
     pub fn start_null_backend() -> Tabula {
+        Self::start_in_tempdir(&[], &["--null-backend"])
+    }
+
+    /// A fresh server on a temporary data directory, with extra environment
+    /// settings and `serve` flags.
+    fn start_in_tempdir(env: &[(&str, &str)], extra_args: &[&str]) -> Tabula {
         let dir = tempfile::tempdir().expect("tempdir");
         let data_dir = dir.path().join("data");
-        let (child, thrift1, thrift2, log) = spawn(&data_dir, &[], &["--null-backend"], true);
+        let (child, thrift1, thrift2, log) = spawn(&data_dir, env, extra_args, true);
         Tabula {
             child: Some(child),
             thrift1,
