@@ -25,6 +25,8 @@
 //! * `kind`: the [`KeyKind`] byte.
 //! * `seq_desc`: the sequence number inverted, big endian: newer writes sort first.
 
+use bytes::Bytes;
+
 use crate::error::{Error, Result};
 
 /// Bytes after the escaped strings: ts (8) + kind (1) + seq (8).
@@ -107,6 +109,33 @@ fn unescape(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
                 rest = rest.get(i + 2..)?;
             }
             0x01 => return Some((out, rest.get(i + 2..)?)),
+            _ => return None,
+        }
+    }
+}
+
+/// Reads one escaped string from the front of `input` as owned bytes, with one
+/// allocation of exactly its size when it holds no zero byte (the usual case).
+fn unescape_bytes(input: &[u8]) -> Option<Bytes> {
+    let first_zero = memchr::memchr(0, input)?;
+    if *input.get(first_zero + 1)? == 0x01 {
+        return input.get(..first_zero).map(Bytes::copy_from_slice);
+    }
+    unescape(input).map(|(s, _)| Bytes::from(s))
+}
+
+/// Appends the escaped string at the front of `input`, unescaped, to `out`.
+fn unescape_into(out: &mut Vec<u8>, input: &[u8]) -> Option<()> {
+    let mut rest = input;
+    loop {
+        let i = memchr::memchr(0, rest)?;
+        out.extend_from_slice(rest.get(..i)?);
+        match *rest.get(i + 1)? {
+            0xFF => {
+                out.push(0);
+                rest = rest.get(i + 2..)?;
+            }
+            0x01 => return Some(()),
             _ => return None,
         }
     }
@@ -273,6 +302,11 @@ pub fn row_of(key: &[u8]) -> Option<Vec<u8>> {
     unescape(key).map(|(r, _)| r)
 }
 
+/// The raw row of a key as owned bytes (see [`row_of`]).
+pub fn row_bytes_of(key: &[u8]) -> Option<Bytes> {
+    unescape_bytes(key)
+}
+
 /// Seek target: the first entry of `row`.
 pub fn row_start(row: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(row.len() + 2);
@@ -357,6 +391,18 @@ pub fn qualifier_of(key: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     unescape(rest).map(|(q, _)| q)
+}
+
+/// Like [`qualifier_of`], but writes the qualifier into `out` (cleared first).
+pub fn qualifier_into(key: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let f = family_prefix_len(key)?;
+    let rest = key.get(f..)?;
+    let (&scope, rest) = rest.split_first()?;
+    if scope != SCOPE_COLUMN {
+        return None;
+    }
+    out.clear();
+    unescape_into(out, rest)
 }
 
 /// Seek target: the first put of a column, newest first.
@@ -488,10 +534,16 @@ mod tests {
             prop_assert_eq!(t.timestamp, c.4);
             prop_assert_eq!(t.seq, c.5);
             prop_assert_eq!(row_of(&k).expect("row"), c.0.clone());
+            let row_bytes = row_bytes_of(&k).expect("row bytes");
+            prop_assert_eq!(row_bytes.as_ref(), c.0.as_slice());
+            let mut scratch = b"left over".to_vec();
             if c.3.is_family_scope() {
                 prop_assert_eq!(qualifier_of(&k), None);
+                prop_assert_eq!(qualifier_into(&k, &mut scratch), None);
             } else {
                 prop_assert_eq!(qualifier_of(&k), Some(c.2.clone()));
+                prop_assert_eq!(qualifier_into(&k, &mut scratch), Some(()));
+                prop_assert_eq!(&scratch, &c.2);
             }
         }
 

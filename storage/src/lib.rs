@@ -23,6 +23,7 @@ pub mod manifest;
 pub mod memtable;
 pub mod merge;
 pub mod mvcc;
+mod prefetch;
 pub mod read;
 pub mod recovery;
 pub mod schema;

@@ -6,7 +6,7 @@
 //! Must not: interpret keys, assign sequence numbers or touch the disk.
 
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,6 +30,9 @@ pub struct Memtable {
     map: SkipMap<Vec<u8>, Bytes>,
     size: AtomicUsize,
     max_seq: AtomicU64,
+    /// Set before the first delete marker is inserted (the caller says which
+    /// entries are markers): reads that need no markers may then skip looking.
+    holds_markers: AtomicBool,
 }
 
 impl Memtable {
@@ -45,6 +48,19 @@ impl Memtable {
         self.map.insert(key, value);
         self.size.fetch_add(charge, Ordering::Relaxed);
         self.max_seq.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Inserts a delete marker (see [`Memtable::insert`]); from then on
+    /// [`Memtable::holds_markers`] is true.
+    pub fn insert_marker(&self, key: Vec<u8>, value: Bytes, seq: u64) {
+        // Set first: a reader whose snapshot covers this write sees the flag.
+        self.holds_markers.store(true, Ordering::Release);
+        self.insert(key, value, seq);
+    }
+
+    /// True once a delete marker was inserted.
+    pub fn holds_markers(&self) -> bool {
+        self.holds_markers.load(Ordering::Acquire)
     }
 
     /// Approximate memory held, in bytes.

@@ -104,6 +104,8 @@ impl ReadOptions {
 #[derive(Debug, Clone)]
 pub struct FamilyPlan {
     pub family: Bytes,
+    /// The family escaped as keys hold it (built once per read, not once per row).
+    pub escaped_family: Vec<u8>,
     /// Sorted, deduplicated qualifiers; `None` = every column.
     pub qualifiers: Option<Vec<Bytes>>,
     pub time_range: TimeRange,
@@ -170,6 +172,7 @@ impl ReadPlan {
                 max_versions: asked.min(fs.max_versions),
                 stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(now_ms),
+                escaped_family: key::row_start(&family),
                 family,
                 qualifiers,
                 time_range,
@@ -181,6 +184,14 @@ impl ReadPlan {
     /// The family names the plan reads.
     pub fn family_names(&self) -> impl Iterator<Item = &Bytes> {
         self.families.iter().map(|f| &f.family)
+    }
+
+    /// The one column read and the newest timestamp admitted, when the plan reads
+    /// one column as of a time (a time range with an upper bound).
+    pub fn single_column_as_of(&self) -> Option<(&Bytes, &Bytes, i64)> {
+        let (family, qualifier) = self.single_column()?;
+        let newest = self.families.first()?.time_range.newest()?;
+        (newest != i64::MAX).then_some((family, qualifier, newest))
     }
 
     /// True when the plan names specific columns in every family (a bloom filter on
@@ -225,6 +236,28 @@ fn skip_to_within(iter: &mut dyn KvIter, target: &[u8], steps: usize) -> Result<
     Ok(())
 }
 
+/// Moves `iter` past every entry of the column `col` (a column-scope key prefix
+/// up to the escaped qualifier): a few steps first, a seek past the column if it
+/// goes on.
+fn skip_column(iter: &mut dyn KvIter, col: &[u8]) -> Result<()> {
+    for _ in 0..MAX_SEQUENTIAL_SKIPS {
+        // Every key of the column starts with `col`; the first one that does not
+        // (at or after the column's start) is past it.
+        if !iter.valid() || !iter.key().starts_with(col) {
+            return Ok(());
+        }
+        iter.next()?;
+    }
+    if iter.valid() && iter.key().starts_with(col) {
+        // The class byte after the column is 0x00 or 0x01: 0x02 is past both.
+        let mut col_end = Vec::with_capacity(col.len() + 1);
+        col_end.extend_from_slice(col);
+        col_end.push(0x02);
+        iter.seek(&col_end)?;
+    }
+    Ok(())
+}
+
 /// Positions `iter` at `target` unless it already stands in `[target, limit)`.
 fn ensure_at(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
     if iter.valid() && iter.key() >= target {
@@ -234,13 +267,37 @@ fn ensure_at(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
     skip_to(iter, target)
 }
 
+/// Buffers a read reuses from row to row (a scanner keeps one for its life), so
+/// that seek targets and decoded qualifiers do not cost an allocation per row.
+#[derive(Debug, Default)]
+pub struct ReadScratch {
+    family_prefix: Vec<u8>,
+    column: Vec<u8>,
+    qualifier: Vec<u8>,
+    /// The last qualifier handed out in a cell: the next rows' cells of the same
+    /// column share it instead of allocating their own.
+    last_qualifier: Bytes,
+}
+
+impl ReadScratch {
+    /// `qualifier` (just decoded) as bytes, shared with the previous call's when
+    /// equal.
+    fn qualifier_bytes(&mut self) -> Bytes {
+        if self.last_qualifier.as_ref() != self.qualifier.as_slice() {
+            self.last_qualifier = Bytes::copy_from_slice(&self.qualifier);
+        }
+        self.last_qualifier.clone()
+    }
+}
+
 /// Where a read of one row stands.
 struct RowCtx<'a> {
     row: &'a Bytes,
     /// The row escaped as keys start with it (`key::row_start(row)`).
-    row_key: Vec<u8>,
+    row_key: &'a [u8],
     snapshot: u64,
     filter: Option<&'a mut (dyn Filter + 'static)>,
+    scratch: &'a mut ReadScratch,
     cells: Vec<Cell>,
     /// When set, included entries are collected here as raw `(key, value)` pairs
     /// instead of cells (major compaction keeps original keys).
@@ -249,22 +306,27 @@ struct RowCtx<'a> {
     end_scan: bool,
 }
 
-/// Resolves one row. `iter` may stand anywhere at or before the row's first entry
-/// (it is moved forward as needed and left somewhere at or after the row's end of
-/// the last family read). Entries with sequence numbers above `snapshot` are
+/// Resolves one row. `row_key` is the row as keys start with it
+/// (`key::row_start(row)`). `iter` may stand anywhere at or before the row's first
+/// entry the read needs (it is moved forward as needed and left somewhere at or
+/// after the row's end of the last family read): with no delete markers that
+/// can be the newest admissible version itself. Entries with sequence numbers above `snapshot` are
 /// invisible.
 pub fn read_row(
     iter: &mut dyn KvIter,
     row: &Bytes,
+    row_key: &[u8],
     plan: &ReadPlan,
     snapshot: u64,
     filter: Option<&mut (dyn Filter + 'static)>,
+    scratch: &mut ReadScratch,
 ) -> Result<RowOutcome> {
     let mut ctx = RowCtx {
         row,
-        row_key: key::row_start(row),
+        row_key,
         snapshot,
         filter,
+        scratch,
         cells: Vec::new(),
         raw: None,
         stop_row: false,
@@ -288,12 +350,15 @@ pub fn read_row_raw(
     iter: &mut dyn KvIter,
     row: &Bytes,
     plan: &ReadPlan,
+    scratch: &mut ReadScratch,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let row_key = key::row_start(row);
     let mut ctx = RowCtx {
         row,
-        row_key: key::row_start(row),
+        row_key: &row_key,
         snapshot: u64::MAX,
         filter: None,
+        scratch,
         cells: Vec::new(),
         raw: Some(Vec::new()),
         stop_row: false,
@@ -317,13 +382,29 @@ struct FamilyMarkers {
 }
 
 fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) -> Result<()> {
-    let family_prefix = key::family_start_after(&ctx.row_key, &fam.family);
-    ensure_at(iter, &family_prefix)?;
+    // The prefix is built in the scratch buffer, which is lent out for the call.
+    let mut family_prefix = std::mem::take(&mut ctx.scratch.family_prefix);
+    family_prefix.clear();
+    family_prefix.extend_from_slice(ctx.row_key);
+    family_prefix.extend_from_slice(&fam.escaped_family);
+    let result = read_family_at(iter, fam, &mut family_prefix, ctx);
+    ctx.scratch.family_prefix = family_prefix;
+    result
+}
+
+/// [`read_family`] once the family's key prefix is built (it is extended in place).
+fn read_family_at(
+    iter: &mut dyn KvIter,
+    fam: &FamilyPlan,
+    family_prefix: &mut Vec<u8>,
+    ctx: &mut RowCtx<'_>,
+) -> Result<()> {
+    ensure_at(iter, family_prefix)?;
     let mut markers = FamilyMarkers::default();
     // Family-scope markers come first: prefix + scope byte 0x00.
     while iter.valid() {
         let k = iter.key();
-        if !k.starts_with(&family_prefix) || k.get(family_prefix.len()) != Some(&0x00) {
+        if !k.starts_with(family_prefix) || k.get(family_prefix.len()) != Some(&0x00) {
             break;
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
@@ -342,35 +423,66 @@ fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) ->
         }
         iter.next()?;
     }
-    match &fam.qualifiers {
-        Some(quals) => {
-            for q in quals {
-                if ctx.stop_row {
-                    break;
-                }
-                let start = key::column_start_after(&family_prefix, q);
-                ensure_at(iter, &start)?;
-                if iter.valid() && iter.key().starts_with(&start) {
-                    // The prefix test alone would also accept longer qualifiers whose
-                    // escaped form starts with this one's: compare the column part.
-                    if column_part(iter.key()) == Some(start.as_slice()) {
-                        // The next column (or row) is reached by its own seek, so the
-                        // cursor may stay inside this column.
-                        read_column(iter, fam, q.clone(), &start, &markers, ctx, false)?;
-                    }
-                }
-            }
-        }
+    let mut col = std::mem::take(&mut ctx.scratch.column);
+    let result = match &fam.qualifiers {
+        Some(quals) => read_named_columns(iter, fam, quals, family_prefix, &mut col, &markers, ctx),
         None => {
-            let mut columns_prefix = family_prefix.clone();
-            columns_prefix.push(key::SCOPE_COLUMN);
-            while !ctx.stop_row && iter.valid() && iter.key().starts_with(&columns_prefix) {
-                let k = iter.key();
-                let col = column_part(k).ok_or_else(bad_key)?.to_vec();
-                let qualifier = key::qualifier_of(k).ok_or_else(bad_key)?;
-                read_column(iter, fam, Bytes::from(qualifier), &col, &markers, ctx, true)?;
-            }
+            // Every column: prefix + scope byte 0x01.
+            family_prefix.push(key::SCOPE_COLUMN);
+            read_all_columns(iter, fam, family_prefix, &mut col, &markers, ctx)
         }
+    };
+    ctx.scratch.column = col;
+    result
+}
+
+/// Reads the columns `quals` (sorted) of a family, each found by its own seek.
+fn read_named_columns(
+    iter: &mut dyn KvIter,
+    fam: &FamilyPlan,
+    quals: &[Bytes],
+    family_prefix: &[u8],
+    col: &mut Vec<u8>,
+    markers: &FamilyMarkers,
+    ctx: &mut RowCtx<'_>,
+) -> Result<()> {
+    for q in quals {
+        if ctx.stop_row {
+            break;
+        }
+        col.clear();
+        col.extend_from_slice(family_prefix);
+        col.push(key::SCOPE_COLUMN);
+        key::escape_into(col, q);
+        ensure_at(iter, col)?;
+        // The prefix test alone would also accept longer qualifiers whose escaped
+        // form starts with this one's: compare the column part.
+        if iter.valid() && column_part(iter.key()) == Some(col.as_slice()) {
+            // The next column (or row) is reached by its own seek, so the cursor may
+            // stay inside this column.
+            read_column(iter, fam, q.clone(), col, markers, ctx, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads every column of a family; `columns_prefix` is the family's key prefix
+/// followed by the column scope byte.
+fn read_all_columns(
+    iter: &mut dyn KvIter,
+    fam: &FamilyPlan,
+    columns_prefix: &[u8],
+    col: &mut Vec<u8>,
+    markers: &FamilyMarkers,
+    ctx: &mut RowCtx<'_>,
+) -> Result<()> {
+    while !ctx.stop_row && iter.valid() && iter.key().starts_with(columns_prefix) {
+        let k = iter.key();
+        col.clear();
+        col.extend_from_slice(column_part(k).ok_or_else(bad_key)?);
+        key::qualifier_into(k, &mut ctx.scratch.qualifier).ok_or_else(bad_key)?;
+        let qualifier = ctx.scratch.qualifier_bytes();
+        read_column(iter, fam, qualifier, col, markers, ctx, true)?;
     }
     Ok(())
 }
@@ -414,12 +526,10 @@ fn read_column(
         iter.next()?;
     }
     let past_column = |iter: &mut dyn KvIter| -> Result<()> {
-        if !leave_past {
-            return Ok(());
+        if leave_past {
+            skip_column(iter, col)?;
         }
-        let mut col_end = col.to_vec();
-        col_end.push(0x02);
-        skip_to(iter, &col_end)
+        Ok(())
     };
 
     let newest = match fam.time_range.newest() {
@@ -474,6 +584,23 @@ fn read_column(
         }
         if let Some(raw) = ctx.raw.as_mut() {
             raw.push((iter.key().to_vec(), iter.value().to_vec()));
+            included += 1;
+            if included >= fam.max_versions {
+                break;
+            }
+            iter.next()?;
+            continue;
+        }
+        if ctx.filter.is_none() {
+            // Without a filter every admissible version is included up to the limit
+            // (built in place: a cell is large enough for its moves to show).
+            ctx.cells.push(Cell {
+                row: ctx.row.clone(),
+                family: fam.family.clone(),
+                qualifier: qualifier.clone(),
+                timestamp: t.timestamp,
+                value: iter.value_bytes(),
+            });
             included += 1;
             if included >= fam.max_versions {
                 break;

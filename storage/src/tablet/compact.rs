@@ -218,6 +218,7 @@ impl Tablet {
         let plan = ReadPlan {
             families: vec![FamilyPlan {
                 family: family.clone(),
+                escaped_family: key::row_start(family),
                 qualifiers: None,
                 time_range: TimeRange::ALL,
                 max_versions: fs.max_versions,
@@ -225,11 +226,12 @@ impl Tablet {
                 ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
             }],
         };
+        let mut scratch = crate::read::ReadScratch::default();
         while iter.valid() {
-            let row = Bytes::from(key::row_of(iter.key()).ok_or_else(|| {
+            let row = key::row_bytes_of(iter.key()).ok_or_else(|| {
                 crate::error::Error::corruption("<compaction input>", "malformed internal key")
-            })?);
-            let kept = crate::read::read_row_raw(iter, &row, &plan)?;
+            })?;
+            let kept = crate::read::read_row_raw(iter, &row, &plan, &mut scratch)?;
             for (k, v) in kept {
                 writer.add(&k, &v)?;
                 *written += 1;

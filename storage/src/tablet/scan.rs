@@ -17,9 +17,16 @@ use crate::filter::{Filter, RowVerdict};
 use crate::iter::KvIter;
 use crate::key;
 use crate::merge::MergingIter;
-use crate::read::{read_row, ReadOptions, ReadPlan};
+use crate::read::{read_row, ReadOptions, ReadPlan, ReadScratch};
 use crate::sstable::BoundedIter;
 use crate::types::Cell;
+
+/// What a read merges: one cursor per source, and whether any of them may hold
+/// delete markers.
+pub(crate) struct Sources {
+    pub(crate) iters: Vec<Box<dyn KvIter>>,
+    pub(crate) may_hold_markers: bool,
+}
 
 /// A scan of a tablet.
 #[derive(Debug, Default)]
@@ -54,11 +61,16 @@ impl Tablet {
         version: &Version,
         plan: &ReadPlan,
         row: Option<&[u8]>,
-    ) -> Vec<Box<dyn KvIter>> {
+    ) -> Sources {
         let mut out: Vec<Box<dyn KvIter>> =
             Vec::with_capacity(2 + version.frozen.len() + version.files.len());
-        out.push(Box::new(version.active.iter()));
-        for m in version.frozen.iter().rev() {
+        let mut may_hold_markers = false;
+        // An empty memtable adds nothing but a cursor the merge must ask at every
+        // step. Callers take their snapshot before choosing sources, so writes it
+        // takes later are past the snapshot anyway.
+        let memtables = std::iter::once(&version.active).chain(version.frozen.iter().rev());
+        for m in memtables.filter(|m| !m.is_empty()) {
+            may_hold_markers |= m.holds_markers();
             out.push(Box::new(m.iter()));
         }
         let single = plan.single_column();
@@ -78,6 +90,7 @@ impl Tablet {
                         continue;
                     }
                 }
+                may_hold_markers |= f.reader.meta().delete_count > 0;
                 let it = f.reader.iter();
                 if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
                     out.push(Box::new(it));
@@ -90,7 +103,10 @@ impl Tablet {
                 }
             }
         }
-        out
+        Sources {
+            iters: out,
+            may_hold_markers,
+        }
     }
 
     /// Resolves one row at `snapshot` (no row-level filter calls).
@@ -102,9 +118,29 @@ impl Tablet {
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> Result<Vec<Cell>> {
         let version = self.version();
-        let mut iter = MergingIter::new(self.sources(&version, plan, Some(row)));
-        iter.seek(&key::row_start(row))?;
-        Ok(read_row(&mut iter, row, plan, snapshot, filter)?.cells)
+        let sources = self.sources(&version, plan, Some(row));
+        let row_key = key::row_start(row);
+        // Without delete markers in any source, an as-of read of one column has
+        // nothing to collect before its version: one seek goes straight to it
+        // (through the block index) instead of a seek to the row and another to
+        // the version.
+        let version_target = plan
+            .single_column_as_of()
+            .filter(|_| !sources.may_hold_markers)
+            .map(|(family, qualifier, newest)| key::column_put_at(row, family, qualifier, newest));
+        let mut iter = MergingIter::new(sources.iters);
+        iter.seek(version_target.as_deref().unwrap_or(&row_key))?;
+        let mut scratch = ReadScratch::default();
+        Ok(read_row(
+            &mut iter,
+            row,
+            &row_key,
+            plan,
+            snapshot,
+            filter,
+            &mut scratch,
+        )?
+        .cells)
     }
 
     /// Reads one row: HBase's Get. Returns the included cells (empty when the row
@@ -142,8 +178,11 @@ impl Tablet {
     pub fn scan(&self, mut req: ScanRequest) -> Result<TabletScanner> {
         self.check_open()?;
         let plan = ReadPlan::compile(&self.schema(), &req.read, self.shared.now_ms())?;
+        // The snapshot is taken before the sources are chosen: every write it
+        // covers is then in one of them.
+        let snapshot = self.mvcc.visible();
         let version = self.version();
-        let iter = MergingIter::new(self.sources(&version, &plan, None));
+        let iter = MergingIter::new(self.sources(&version, &plan, None).iters);
         let filter = req.read.filter.take();
         let whole_rows = filter.as_ref().is_some_and(|f| f.needs_whole_row());
         let next_target = if req.reverse {
@@ -177,12 +216,14 @@ impl Tablet {
             _version: version,
             iter,
             plan,
-            snapshot: self.mvcc.visible(),
+            snapshot,
             filter,
             reverse: req.reverse,
             stop,
             tablet_start: self.start_row.clone(),
             next_target,
+            row_key: Vec::new(),
+            scratch: ReadScratch::default(),
             batch: if whole_rows { 0 } else { req.batch },
             pending: VecDeque::new(),
             done: false,
@@ -224,6 +265,9 @@ pub struct TabletScanner {
     tablet_start: Bytes,
     /// Forward: seek target of the next row; reverse: upper bound (exclusive).
     next_target: Vec<u8>,
+    /// The current row as keys start with it.
+    row_key: Vec<u8>,
+    scratch: ReadScratch,
     batch: usize,
     pending: VecDeque<RowResult>,
     done: bool,
@@ -302,18 +346,16 @@ impl TabletScanner {
             // Prepare the position for the following row before reading this one. The
             // cursor stands on an entry of `row`, whose key starts with the escaped
             // row (= `row_start`); `row_end` raises its terminator's last byte.
-            let row_key = key::row_prefix(self.iter.key())
-                .ok_or_else(bad_key)?
-                .to_vec();
-            self.next_target = if self.reverse {
-                row_key.clone()
-            } else {
-                let mut end = row_key.clone();
-                if let Some(last) = end.last_mut() {
+            self.row_key.clear();
+            self.row_key
+                .extend_from_slice(key::row_prefix(self.iter.key()).ok_or_else(bad_key)?);
+            self.next_target.clear();
+            self.next_target.extend_from_slice(&self.row_key);
+            if !self.reverse {
+                if let Some(last) = self.next_target.last_mut() {
                     *last = 0x02;
                 }
-                end
-            };
+            }
             if let Some(f) = self.filter.as_deref_mut() {
                 f.reset();
                 match f.filter_row_key(&row) {
@@ -326,14 +368,16 @@ impl TabletScanner {
                 }
             }
             if self.reverse {
-                self.iter.seek(&row_key)?;
+                self.iter.seek(&self.row_key)?;
             }
             let outcome = read_row(
                 &mut self.iter,
                 &row,
+                &self.row_key,
                 &self.plan,
                 self.snapshot,
                 self.filter.as_deref_mut(),
+                &mut self.scratch,
             )?;
             let mut cells = outcome.cells;
             if outcome.end_scan {
@@ -359,13 +403,13 @@ impl TabletScanner {
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let row = key::row_of(self.iter.key()).ok_or_else(bad_key)?;
-            let below = (!self.stop.is_empty() && row.as_slice() <= self.stop.as_ref())
-                || row.as_slice() < self.tablet_start.as_ref();
+            let row = key::row_bytes_of(self.iter.key()).ok_or_else(bad_key)?;
+            let below = (!self.stop.is_empty() && row.as_ref() <= self.stop.as_ref())
+                || row.as_ref() < self.tablet_start.as_ref();
             if below {
                 return Ok(None);
             }
-            Ok(Some(Bytes::from(row)))
+            Ok(Some(row))
         } else {
             if self.positioned {
                 crate::read::skip_to(&mut self.iter, &self.next_target)?;
@@ -376,11 +420,11 @@ impl TabletScanner {
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let row = key::row_of(self.iter.key()).ok_or_else(bad_key)?;
-            if !self.stop.is_empty() && row.as_slice() >= self.stop.as_ref() {
+            let row = key::row_bytes_of(self.iter.key()).ok_or_else(bad_key)?;
+            if !self.stop.is_empty() && row.as_ref() >= self.stop.as_ref() {
                 return Ok(None);
             }
-            Ok(Some(Bytes::from(row)))
+            Ok(Some(row))
         }
     }
 }

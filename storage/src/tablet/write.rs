@@ -182,7 +182,7 @@ impl Tablet {
         };
         let version = self.version();
         for e in entries {
-            version.active.insert(e.key(row, seq), e.value.clone(), seq);
+            insert_entry(&version.active, row, e, seq);
         }
         if version.active.approximate_size() >= self.shared.opts.memtable_size {
             self.freeze_locked();
@@ -204,7 +204,7 @@ impl Tablet {
     pub(crate) fn apply_replayed(&self, row: &[u8], entries: &[Entry], seq: u64) {
         let version = self.version();
         for e in entries {
-            version.active.insert(e.key(row, seq), e.value.clone(), seq);
+            insert_entry(&version.active, row, e, seq);
         }
     }
 
@@ -249,5 +249,15 @@ impl Tablet {
             }
         }
         Ok(())
+    }
+}
+
+/// Inserts one resolved entry of `row` into a memtable, telling it which entries
+/// are delete markers.
+fn insert_entry(memtable: &Memtable, row: &[u8], e: &Entry, seq: u64) {
+    if e.kind.is_delete() {
+        memtable.insert_marker(e.key(row, seq), e.value.clone(), seq);
+    } else {
+        memtable.insert(e.key(row, seq), e.value.clone(), seq);
     }
 }
