@@ -261,6 +261,11 @@ fn write_op_table(ops: &[OpSummary], out: &mut impl Write) -> io::Result<()> {
             format_ms(op.max_us as f64),
         )?;
     }
+    for op in ops {
+        if let Some(first) = &op.first_error {
+            writeln!(out, "  first {} error: {first}", op.op)?;
+        }
+    }
     Ok(())
 }
 
@@ -766,7 +771,7 @@ mod tests {
         for i in 0..200u64 {
             recorder.record_units("scan", Duration::from_micros(5_000 + i * 10), 100);
         }
-        recorder.record_error("update");
+        recorder.record_error("update", &"wrong value");
         recorder
     }
 
@@ -878,6 +883,7 @@ mod tests {
         assert!(text.contains("p99.9 ms"), "{text}");
         assert!(text.contains("RSS max 120.0 MiB, mean 100.0 MiB"), "{text}");
         assert!(text.contains("CPU 1.50 cores"), "{text}");
+        assert!(text.contains("first update error: wrong value"), "{text}");
     }
 
     #[test]
@@ -887,7 +893,8 @@ mod tests {
         assert!(print_text(&report, &mut out).is_ok());
         let text = String::from_utf8_lossy(&out);
         assert!(!text.contains("server pid"), "{text}");
-        assert_eq!(text.lines().count(), 2 + 1 + 3, "{text}");
+        // Header (2), table head, three operations, the first error of update.
+        assert_eq!(text.lines().count(), 2 + 1 + 3 + 1, "{text}");
     }
 
     #[test]

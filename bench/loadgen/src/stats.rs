@@ -28,6 +28,10 @@ pub struct OpSummary {
     pub count: u64,
     /// Failed operations (no latency sample).
     pub errors: u64,
+    /// What the first failure said (the server's exception, a transport error, or
+    /// the wrong value read), so a failed run shows why without a server log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
     /// Units of work done, e.g. rows returned by scans; one per sample by default.
     pub units: u64,
     pub mean_us: f64,
@@ -43,6 +47,7 @@ pub struct OpSummary {
 struct OpStats {
     latencies: Histogram<u64>,
     errors: u64,
+    first_error: Option<String>,
     units: u64,
 }
 
@@ -54,6 +59,7 @@ impl OpStats {
         Some(OpStats {
             latencies,
             errors: 0,
+            first_error: None,
             units: 0,
         })
     }
@@ -67,6 +73,9 @@ impl OpStats {
             }
         }
         self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
         self.units += other.units;
     }
 
@@ -81,6 +90,7 @@ impl OpStats {
             op: op.to_string(),
             count: latencies.len(),
             errors: self.errors,
+            first_error: self.first_error.clone(),
             units: self.units,
             mean_us: latencies.mean(),
             p50_us: latencies.value_at_quantile(0.50),
@@ -117,10 +127,14 @@ impl Recorder {
         }
     }
 
-    /// Counts one failed operation; it adds no latency sample.
-    pub fn record_error(&mut self, op: &'static str) {
+    /// Counts one failed operation; it adds no latency sample. `detail` says what
+    /// went wrong; the first one per operation is kept.
+    pub fn record_error(&mut self, op: &'static str, detail: &dyn std::fmt::Display) {
         if let Some(stats) = self.stats_mut(op) {
             stats.errors += 1;
+            if stats.first_error.is_none() {
+                stats.first_error = Some(detail.to_string());
+            }
         }
     }
 
@@ -272,11 +286,11 @@ mod tests {
     #[test]
     fn merge_adds_counts_errors_and_units() {
         let mut left = uniform("read", 100);
-        left.record_error("read");
+        left.record_error("read", &"timed out");
         let mut right = uniform("read", 50);
         right.record_units("scan", us(700), 25);
-        right.record_error("scan");
-        right.record_error("scan");
+        right.record_error("scan", &"first");
+        right.record_error("scan", &"second");
 
         left.merge(&right);
 
@@ -291,13 +305,19 @@ mod tests {
         assert_eq!(summaries[1].errors, 2);
         assert_eq!(summaries[1].units, 25);
         assert!(within_precision(summaries[1].p50_us, 700));
+        assert_eq!(summaries[0].first_error.as_deref(), Some("timed out"));
+        assert_eq!(
+            summaries[1].first_error.as_deref(),
+            Some("first"),
+            "the first failure is kept, later ones only counted"
+        );
     }
 
     #[test]
     fn errors_are_counted_apart_from_samples() {
         let mut recorder = Recorder::new();
-        recorder.record_error("update");
-        recorder.record_error("update");
+        recorder.record_error("update", &"IOError: row locked");
+        recorder.record_error("update", &"later");
         recorder.record("update", us(40));
         let summary = &recorder.summaries()[0];
         assert_eq!(summary.count, 1);
@@ -305,12 +325,15 @@ mod tests {
         assert_eq!(summary.units, 1);
         assert_eq!(recorder.total_ops(), 1);
         assert_eq!(recorder.total_errors(), 2);
+        assert_eq!(summary.first_error.as_deref(), Some("IOError: row locked"));
+        let clean = uniform("read", 3);
+        assert_eq!(clean.summaries()[0].first_error, None);
     }
 
     #[test]
     fn op_with_only_errors_has_zero_latencies() {
         let mut recorder = Recorder::new();
-        recorder.record_error("insert");
+        recorder.record_error("insert", &"refused");
         let summary = &recorder.summaries()[0];
         assert_eq!(summary.count, 0);
         assert_eq!(summary.max_us, 0);

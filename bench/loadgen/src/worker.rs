@@ -177,15 +177,23 @@ impl<'a> Worker<'a> {
                 true
             }
             Ok(Checked::Wrong) => {
-                self.recorder.record_error(op);
+                self.recorder
+                    .record_error(op, &"the value read is not the one written");
                 true
             }
-            Err(thrift::Error::Application(_)) | Err(thrift::Error::User(_)) => {
-                self.recorder.record_error(op);
+            Err(thrift::Error::User(e)) => {
+                // The service's declared exception (IOError, IllegalArgument...): its
+                // Debug form carries the message.
+                self.recorder.record_error(op, &format_args!("{e:?}"));
                 true
             }
-            Err(_) => {
-                self.recorder.record_error(op);
+            Err(e @ thrift::Error::Application(_)) => {
+                self.recorder.record_error(op, &e);
+                true
+            }
+            Err(e) => {
+                self.recorder
+                    .record_error(op, &format_args!("{e} (reconnecting)"));
                 match Connection::open(&self.shared.endpoint) {
                     Ok(c) => {
                         self.conn = c;
