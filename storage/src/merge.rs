@@ -8,6 +8,18 @@
 use crate::error::Result;
 use crate::iter::KvIter;
 
+/// One cursor over `children` (newest source first): the only child itself when
+/// there is one (as after a compaction), saving every step a second dynamic call
+/// and a pass over the children; a [`MergingIter`] otherwise.
+pub fn merged(mut children: Vec<Box<dyn KvIter>>) -> Box<dyn KvIter> {
+    if children.len() == 1 {
+        if let Some(only) = children.pop() {
+            return only;
+        }
+    }
+    Box::new(MergingIter::new(children))
+}
+
 /// Merges child cursors. Sources are few (memtables + at most a handful of files per
 /// family), so the smallest child is found by a linear pass.
 pub struct MergingIter {
@@ -194,7 +206,9 @@ mod tests {
                     Box::new(VecIter::new(Arc::new(v))) as Box<dyn KvIter>
                 })
                 .collect();
-            let mut m = MergingIter::new(children);
+            // `merged` hands a single source back as it is; the order must not
+            // change either way.
+            let mut m = merged(children);
             m.seek(&target).unwrap();
             let mut got = Vec::new();
             while m.valid() {

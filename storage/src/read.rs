@@ -399,12 +399,16 @@ fn read_family_at(
     family_prefix: &mut Vec<u8>,
     ctx: &mut RowCtx<'_>,
 ) -> Result<()> {
-    ensure_at(iter, family_prefix)?;
+    // A key with the prefix is at or past it: one comparison in the usual case.
+    if !(iter.valid() && iter.key().starts_with(family_prefix)) {
+        ensure_at(iter, family_prefix)?;
+    }
     let mut markers = FamilyMarkers::default();
-    // Family-scope markers come first: prefix + scope byte 0x00.
+    // Family-scope markers come first: prefix + scope byte 0x00 (the byte is
+    // tested first: it rules out column entries without comparing the prefix).
     while iter.valid() {
         let k = iter.key();
-        if !k.starts_with(family_prefix) || k.get(family_prefix.len()) != Some(&0x00) {
+        if k.get(family_prefix.len()) != Some(&0x00) || !k.starts_with(family_prefix) {
             break;
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
@@ -454,10 +458,17 @@ fn read_named_columns(
         col.extend_from_slice(family_prefix);
         col.push(key::SCOPE_COLUMN);
         key::escape_into(col, q);
-        ensure_at(iter, col)?;
         // The prefix test alone would also accept longer qualifiers whose escaped
-        // form starts with this one's: compare the column part.
-        if iter.valid() && column_part(iter.key()) == Some(col.as_slice()) {
+        // form starts with this one's: compare the column part. A cursor already
+        // on the column (the usual case) needs no other comparison.
+        let on_column =
+            |iter: &dyn KvIter| iter.valid() && column_part(iter.key()) == Some(col.as_slice());
+        let mut found = on_column(iter);
+        if !found {
+            ensure_at(iter, col)?;
+            found = on_column(iter);
+        }
+        if found {
             // The next column (or row) is reached by its own seek, so the cursor may
             // stay inside this column.
             read_column(iter, fam, q.clone(), col, markers, ctx, false)?;
@@ -510,7 +521,8 @@ fn read_column(
     // Column markers: class byte 0x00.
     while iter.valid() {
         let k = iter.key();
-        if column_part(k) != Some(col) || k.get(col.len()) != Some(&0x00) {
+        // The class byte first: it rules out puts without comparing the column.
+        if k.get(col.len()) != Some(&0x00) || column_part(k) != Some(col) {
             break;
         }
         let t = key::tail(k).ok_or_else(bad_key)?;

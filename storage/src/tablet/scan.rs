@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::filter::{Filter, RowVerdict};
 use crate::iter::KvIter;
 use crate::key;
-use crate::merge::MergingIter;
+use crate::merge::merged;
 use crate::read::{read_row, ReadOptions, ReadPlan, ReadScratch};
 use crate::sstable::BoundedIter;
 use crate::types::Cell;
@@ -128,11 +128,11 @@ impl Tablet {
             .single_column_as_of()
             .filter(|_| !sources.may_hold_markers)
             .map(|(family, qualifier, newest)| key::column_put_at(row, family, qualifier, newest));
-        let mut iter = MergingIter::new(sources.iters);
+        let mut iter = merged(sources.iters);
         iter.seek(version_target.as_deref().unwrap_or(&row_key))?;
         let mut scratch = ReadScratch::default();
         Ok(read_row(
-            &mut iter,
+            iter.as_mut(),
             row,
             &row_key,
             plan,
@@ -182,7 +182,7 @@ impl Tablet {
         // covers is then in one of them.
         let snapshot = self.mvcc.visible();
         let version = self.version();
-        let iter = MergingIter::new(self.sources(&version, &plan, None).iters);
+        let iter = merged(self.sources(&version, &plan, None).iters);
         let filter = req.read.filter.take();
         let whole_rows = filter.as_ref().is_some_and(|f| f.needs_whole_row());
         let next_target = if req.reverse {
@@ -253,7 +253,7 @@ fn largest_key(version: &Version) -> Vec<u8> {
 /// compactions never disturb it; sees writes visible at its creation.
 pub struct TabletScanner {
     _version: Arc<Version>,
-    iter: MergingIter,
+    iter: Box<dyn KvIter>,
     plan: ReadPlan,
     snapshot: u64,
     filter: Option<Box<dyn Filter>>,
@@ -371,7 +371,7 @@ impl TabletScanner {
                 self.iter.seek(&self.row_key)?;
             }
             let outcome = read_row(
-                &mut self.iter,
+                self.iter.as_mut(),
                 &row,
                 &self.row_key,
                 &self.plan,
@@ -412,7 +412,7 @@ impl TabletScanner {
             Ok(Some(row))
         } else {
             if self.positioned {
-                crate::read::skip_to(&mut self.iter, &self.next_target)?;
+                crate::read::skip_to(self.iter.as_mut(), &self.next_target)?;
             } else {
                 self.iter.seek(&self.next_target)?;
                 self.positioned = true;
