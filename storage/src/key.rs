@@ -302,6 +302,18 @@ pub fn row_of(key: &[u8]) -> Option<Vec<u8>> {
     unescape(key).map(|(r, _)| r)
 }
 
+/// The raw row of a key as owned bytes and the length of the escaped row at the
+/// key's front (see [`row_prefix`]), found with one search in the usual case of a
+/// row without zero bytes.
+pub fn split_row(key: &[u8]) -> Option<(Bytes, usize)> {
+    let first_zero = memchr::memchr(0, key)?;
+    if *key.get(first_zero + 1)? == 0x01 {
+        let row = Bytes::copy_from_slice(key.get(..first_zero)?);
+        return Some((row, first_zero + 2));
+    }
+    Some((unescape_bytes(key)?, escaped_len(key)?))
+}
+
 /// The raw row of a key as owned bytes (see [`row_of`]).
 pub fn row_bytes_of(key: &[u8]) -> Option<Bytes> {
     unescape_bytes(key)
@@ -536,6 +548,9 @@ mod tests {
             prop_assert_eq!(row_of(&k).expect("row"), c.0.clone());
             let row_bytes = row_bytes_of(&k).expect("row bytes");
             prop_assert_eq!(row_bytes.as_ref(), c.0.as_slice());
+            let (split, prefix_len) = split_row(&k).expect("split");
+            prop_assert_eq!(split.as_ref(), c.0.as_slice());
+            prop_assert_eq!(Some(&k[..prefix_len]), row_prefix(&k));
             let mut scratch = b"left over".to_vec();
             if c.3.is_family_scope() {
                 prop_assert_eq!(qualifier_of(&k), None);

@@ -23,8 +23,6 @@
 //! 3-5 turn into a lower bound and an upper bound on the timestamp: the reader seeks
 //! straight to the newest admissible version ("as of T" costs a seek, not a walk).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
@@ -133,26 +131,33 @@ impl ReadPlan {
     /// of it; naming a column after its family (or alone) narrows it to the named
     /// columns; naming the family after its columns widens it back to all.
     pub fn compile(schema: &TableSchema, opts: &ReadOptions, now_ms: i64) -> Result<ReadPlan> {
-        let mut wanted: BTreeMap<Bytes, Option<Vec<Bytes>>> = BTreeMap::new();
+        // Families are few: a small vector searched linearly (sorted below) costs
+        // less than a map on every get.
+        let mut wanted: Vec<(Bytes, Option<Vec<Bytes>>)> = Vec::new();
         for sel in &opts.columns {
             schema.require_family(sel.family())?;
-            match sel {
-                ColumnSelector::Family(f) => {
-                    wanted.insert(f.clone(), None);
+            let slot = match wanted.iter().position(|(f, _)| f == sel.family()) {
+                Some(i) => wanted.get_mut(i),
+                None => {
+                    wanted.push((sel.family().clone(), None));
+                    wanted.last_mut()
                 }
-                ColumnSelector::Column(f, q) => match wanted.get_mut(f) {
-                    Some(Some(set)) => set.push(q.clone()),
-                    _ => {
-                        wanted.insert(f.clone(), Some(vec![q.clone()]));
-                    }
-                },
+            };
+            let Some((_, columns)) = slot else {
+                continue;
+            };
+            match (sel, columns.as_mut()) {
+                (ColumnSelector::Family(_), _) => *columns = None,
+                (ColumnSelector::Column(_, q), Some(set)) => set.push(q.clone()),
+                (ColumnSelector::Column(_, q), None) => *columns = Some(vec![q.clone()]),
             }
         }
         if opts.columns.is_empty() {
             for f in schema.families() {
-                wanted.insert(f.name.clone(), None);
+                wanted.push((f.name.clone(), None));
             }
         }
+        wanted.sort_by(|a, b| a.0.cmp(&b.0));
         let asked = opts.max_versions.max(1);
         let mut families = Vec::with_capacity(wanted.len());
         for (family, quals) in wanted {
@@ -682,4 +687,109 @@ fn read_column(
         iter.next()?;
     }
     past_column(iter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::FamilySchema;
+
+    fn schema() -> TableSchema {
+        let families = ["b", "a", "c"]
+            .into_iter()
+            .map(|f| FamilySchema::new(f.as_bytes().to_vec()))
+            .collect();
+        TableSchema::new("t", families).expect("schema")
+    }
+
+    fn fam(f: &str) -> ColumnSelector {
+        ColumnSelector::Family(Bytes::copy_from_slice(f.as_bytes()))
+    }
+
+    fn col(f: &str, q: &str) -> ColumnSelector {
+        ColumnSelector::Column(
+            Bytes::copy_from_slice(f.as_bytes()),
+            Bytes::copy_from_slice(q.as_bytes()),
+        )
+    }
+
+    /// The compiled plan as (family, qualifiers) pairs.
+    fn compiled(columns: Vec<ColumnSelector>) -> Vec<(String, Option<Vec<String>>)> {
+        let opts = ReadOptions::latest().columns(columns);
+        let plan = ReadPlan::compile(&schema(), &opts, 0).expect("compiles");
+        let text = |b: &Bytes| String::from_utf8_lossy(b).into_owned();
+        plan.families
+            .iter()
+            .map(|f| {
+                assert_eq!(f.escaped_family, key::row_start(&f.family));
+                (
+                    text(&f.family),
+                    f.qualifiers
+                        .as_ref()
+                        .map(|qs| qs.iter().map(text).collect()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn columns_combine_as_hbase_builders_do() {
+        let all = |f: &str| (f.to_string(), None);
+        let only = |f: &str, qs: &[&str]| {
+            (
+                f.to_string(),
+                Some(qs.iter().map(|q| q.to_string()).collect()),
+            )
+        };
+        // No columns: every family, sorted by name.
+        assert_eq!(compiled(vec![]), vec![all("a"), all("b"), all("c")]);
+        // Columns are sorted and deduplicated; families come out sorted.
+        assert_eq!(
+            compiled(vec![
+                col("c", "z"),
+                col("a", "y"),
+                col("c", "x"),
+                col("c", "z")
+            ]),
+            vec![only("a", &["y"]), only("c", &["x", "z"])]
+        );
+        // A column after its family narrows it; the family after its columns widens
+        // it back.
+        assert_eq!(
+            compiled(vec![fam("b"), col("b", "q")]),
+            vec![only("b", &["q"])]
+        );
+        assert_eq!(compiled(vec![col("b", "q"), fam("b")]), vec![all("b")]);
+        assert_eq!(
+            compiled(vec![col("b", "q"), fam("b"), col("b", "r")]),
+            vec![only("b", &["r"])]
+        );
+    }
+
+    #[test]
+    fn unknown_families_fail_and_as_of_needs_one_bounded_column() {
+        let opts = ReadOptions::latest().columns(vec![col("nope", "q")]);
+        assert!(ReadPlan::compile(&schema(), &opts, 0).is_err());
+
+        let plan = |columns, range| {
+            let opts = ReadOptions::latest().columns(columns).time_range(range);
+            ReadPlan::compile(&schema(), &opts, 0).expect("compiles")
+        };
+        let before = TimeRange::before(50);
+        let p = plan(vec![col("a", "q")], before);
+        let got = p
+            .single_column_as_of()
+            .map(|(f, q, n)| (f.clone(), q.clone(), n));
+        assert_eq!(got, Some((Bytes::from("a"), Bytes::from("q"), 49)));
+        assert!(plan(vec![col("a", "q")], TimeRange::ALL)
+            .single_column_as_of()
+            .is_none());
+        assert!(plan(vec![fam("a")], before).single_column_as_of().is_none());
+        assert!(plan(vec![col("a", "q"), col("a", "r")], before)
+            .single_column_as_of()
+            .is_none());
+        assert!(plan(vec![col("a", "q"), col("b", "q")], before)
+            .single_column_as_of()
+            .is_none());
+    }
 }

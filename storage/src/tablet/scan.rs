@@ -340,7 +340,7 @@ impl TabletScanner {
                     return Ok(None);
                 }
             }
-            let Some(row) = self.position_next_row()? else {
+            let Some((row, prefix_len)) = self.position_next_row()? else {
                 return Ok(None);
             };
             // Prepare the position for the following row before reading this one. The
@@ -348,7 +348,7 @@ impl TabletScanner {
             // row (= `row_start`); `row_end` raises its terminator's last byte.
             self.row_key.clear();
             self.row_key
-                .extend_from_slice(key::row_prefix(self.iter.key()).ok_or_else(bad_key)?);
+                .extend_from_slice(self.iter.key().get(..prefix_len).ok_or_else(bad_key)?);
             self.next_target.clear();
             self.next_target.extend_from_slice(&self.row_key);
             if !self.reverse {
@@ -397,19 +397,21 @@ impl TabletScanner {
     }
 
     /// Finds the next candidate row in scan order, or `None` past the range.
-    fn position_next_row(&mut self) -> Result<Option<Bytes>> {
+    /// Returns the row and the length of its escaped form at the front of the
+    /// cursor's key.
+    fn position_next_row(&mut self) -> Result<Option<(Bytes, usize)>> {
         if self.reverse {
             self.iter.seek_for_prev(&self.next_target)?;
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let row = key::row_bytes_of(self.iter.key()).ok_or_else(bad_key)?;
+            let (row, prefix_len) = key::split_row(self.iter.key()).ok_or_else(bad_key)?;
             let below = (!self.stop.is_empty() && row.as_ref() <= self.stop.as_ref())
                 || row.as_ref() < self.tablet_start.as_ref();
             if below {
                 return Ok(None);
             }
-            Ok(Some(row))
+            Ok(Some((row, prefix_len)))
         } else {
             if self.positioned {
                 crate::read::skip_to(self.iter.as_mut(), &self.next_target)?;
@@ -420,11 +422,11 @@ impl TabletScanner {
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let row = key::row_bytes_of(self.iter.key()).ok_or_else(bad_key)?;
+            let (row, prefix_len) = key::split_row(self.iter.key()).ok_or_else(bad_key)?;
             if !self.stop.is_empty() && row.as_ref() >= self.stop.as_ref() {
                 return Ok(None);
             }
-            Ok(Some(row))
+            Ok(Some((row, prefix_len)))
         }
     }
 }
