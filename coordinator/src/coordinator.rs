@@ -73,6 +73,9 @@ pub enum CoordError {
 
 /// Times compact_table lists a table's tablets again after some split or moved.
 const COMPACT_TABLE_ROUNDS: usize = 10;
+/// First wait before listing a table's tablets again during a compaction; it
+/// doubles each round, up to 64 times (about 3 s over all rounds).
+const COMPACT_TABLE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Result type of coordinator calls.
 pub type CoordResult<T> = std::result::Result<T, CoordError>;
@@ -798,7 +801,12 @@ impl Coordinator {
         // table's tablets are listed again and the new ones compacted.
         let mut done = std::collections::HashSet::new();
         let mut last_not_serving = None;
-        for _ in 0..COMPACT_TABLE_ROUNDS {
+        for round in 0..COMPACT_TABLE_ROUNDS {
+            if round > 0 {
+                // A split answers "not serving" from the moment its parent closes
+                // until its children are in the METADATA table: give it time.
+                std::thread::sleep(COMPACT_TABLE_BACKOFF * (1 << round.min(6)));
+            }
             let mut changed = false;
             for loc in self.table_tablets(&t.name)? {
                 if done.contains(&loc.tablet_id) {
