@@ -7,7 +7,7 @@
 //! request, and splitting tablets that grew too large.
 //! Must not: serve reads or writes of user data, or cache locations for clients.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -952,10 +952,52 @@ impl Coordinator {
         Ok(None)
     }
 
-    /// One round of background maintenance: session heartbeat and splits.
+    /// Ids of every tablet the catalog lists: the root tablet, the METADATA tablets
+    /// and every user tablet (of enabled and disabled tables alike).
+    fn live_tablet_ids(&self) -> CoordResult<HashSet<u64>> {
+        let mut live = HashSet::from([ROOT_TABLET_ID]);
+        let everything = Bytes::new();
+        for meta in self.meta_tablets()? {
+            live.insert(meta.tablet_id);
+            let svc = self.server_or_err(&meta.server)?;
+            let rows = catalog::scan_catalog(
+                svc.as_ref(),
+                meta.tablet_id,
+                &everything,
+                &everything,
+                usize::MAX,
+            )?;
+            live.extend(rows.iter().map(|l| l.tablet_id));
+        }
+        Ok(live)
+    }
+
+    /// Deletes the directories of tablets the catalog no longer lists once no live
+    /// tablet reads their files: a split parent after both children rewrote their
+    /// halves, what a dropped table's split parents left. Returns how many went.
+    pub fn collect_garbage(&self) -> CoordResult<usize> {
+        // Splits and table creation write tablet directories before the catalog
+        // lists them: hold them back while the live set is read and used.
+        let _g = self.admin.lock();
+        let live = self.live_tablet_ids()?;
+        let mut removed = 0;
+        for server in self.servers() {
+            removed += server.collect_garbage(&live)?;
+        }
+        Ok(removed)
+    }
+
+    /// One round of background maintenance: session heartbeat, splits and garbage.
     pub fn maintenance(&self) {
         self.keep_session();
         self.check_splits();
+        self.check_garbage();
+    }
+
+    fn check_garbage(&self) {
+        if let Err(e) = self.collect_garbage() {
+            tracing::warn!(error = %e, "collecting retired tablet directories failed");
+        }
     }
 
     fn keep_session(&self) {
@@ -971,9 +1013,9 @@ impl Coordinator {
     }
 
     /// Runs the background work until [`Coordinator::stop`], on two threads: the
-    /// session heartbeat (every third of the session TTL) on one, split checks
-    /// (every maintenance interval, or as often as the heartbeat if that is sooner)
-    /// on the other. They are apart because a split
+    /// session heartbeat (every third of the session TTL) on one, split checks and
+    /// garbage collection (every maintenance interval, or as often as the heartbeat
+    /// if that is sooner) on the other. They are apart because a split
     /// flushes its tablet and may wait for a compaction, which can outlast the
     /// session: the heartbeat must never wait behind it.
     pub fn spawn_maintenance(self: &Arc<Self>) -> Vec<std::thread::JoinHandle<()>> {
@@ -982,7 +1024,10 @@ impl Coordinator {
         let splits_every = self.opts.maintenance_interval.min(heartbeat_every);
         let mut threads = Vec::new();
         let lease = self.every("tabula-coord-lease", heartbeat_every, Self::keep_session);
-        let splits = self.every("tabula-coordinator", splits_every, Self::check_splits);
+        let splits = self.every("tabula-coordinator", splits_every, |c| {
+            c.check_splits();
+            c.check_garbage();
+        });
         threads.extend(lease);
         threads.extend(splits);
         threads

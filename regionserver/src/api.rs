@@ -185,4 +185,10 @@ pub trait TabletService: Send + Sync {
 
     /// Counters of every open tablet.
     fn report(&self) -> Vec<TabletReport>;
+
+    /// Deletes the directories of tablets not in `live` once no live tablet's files
+    /// lie in them (split parents whose children rewrote their halves, what dropped
+    /// tables left). Returns how many went. The caller must hold back splits and
+    /// table creation meanwhile: their new tablets are not yet in `live`.
+    fn collect_garbage(&self, live: &std::collections::HashSet<u64>) -> RsResult<usize>;
 }

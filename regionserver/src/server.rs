@@ -289,4 +289,8 @@ impl TabletService for RegionServer {
             })
             .collect()
     }
+
+    fn collect_garbage(&self, live: &std::collections::HashSet<u64>) -> RsResult<usize> {
+        Ok(self.engine.collect_garbage(live)?)
+    }
 }

@@ -183,7 +183,9 @@ impl Shared {
             .families()
             .iter()
             .any(|f| version.family_files(&f.name).count() > limit);
-        if over {
+        // Files inherited from a split parent are rewritten as soon as possible.
+        let inherited = version.files.iter().any(|f| !f.entry.owned);
+        if over || inherited {
             self.compactions.push(tablet.id());
         }
     }
@@ -333,6 +335,8 @@ impl Engine {
             .write()
             .insert(desc.id, Arc::downgrade(&tablet));
         open.insert(desc.id, Arc::clone(&tablet));
+        drop(open);
+        self.shared.maybe_request_compaction(&tablet);
         Ok(tablet)
     }
 
@@ -434,8 +438,10 @@ impl Engine {
         }
     }
 
-    /// Deletes files under tablet directories that no live manifest references, and
-    /// directories of tablets not in `live` once nothing references their files.
+    /// Deletes the directories of tablets not in `live` once no live tablet's
+    /// manifest references a file in them (split parents whose children have
+    /// rewritten their halves, leftovers of dropped tables). Returns how many went.
+    /// Tablets being created or split must be in `live` (the caller serializes).
     pub fn collect_garbage(&self, live: &HashSet<u64>) -> Result<usize> {
         let root = &self.shared.tablets_root;
         let mut referenced: HashSet<String> = HashSet::new();
@@ -456,9 +462,18 @@ impl Engine {
                 continue;
             }
             let dir = entry.path();
-            let still_used = referenced.iter().any(|p| p.starts_with(&format!("{id}/")));
-            if !still_used && std::fs::remove_dir_all(&dir).is_ok() {
-                removed += 1;
+            let prefix = format!("{id}/");
+            if referenced.iter().any(|p| p.starts_with(&prefix)) {
+                continue;
+            }
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {
+                    tracing::info!(tablet = id, "removed the directory of a retired tablet");
+                    removed += 1;
+                }
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not remove a retired tablet's directory");
+                }
             }
         }
         Ok(removed)

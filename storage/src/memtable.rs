@@ -1,13 +1,15 @@
 //! The memtable: a tablet's recent writes, sorted in memory.
 //!
-//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, and
-//! the [`KvIter`] cursor over it. A memtable is either active (accepting inserts) or
-//! frozen (waiting for its flush); the tablet decides which.
+//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, a
+//! Bloom filter of the rows written (so a get of a row the memtable does not hold
+//! skips the skiplist search), and the [`KvIter`] cursor over it. A memtable is
+//! either active (accepting inserts) or frozen (waiting for its flush); the tablet
+//! decides which.
 //! Must not: interpret keys, assign sequence numbers or touch the disk.
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
@@ -24,8 +26,70 @@ const ITER_BATCH: usize = 32;
 /// few and each later refill copies four times more, up to [`ITER_BATCH`].
 const SEEK_BATCH: usize = 2;
 
+/// Memtable size the row filter of [`Memtable::new`] is sized for.
+const DEFAULT_CAPACITY: usize = 64 << 20;
+/// Filter bits per byte of memtable capacity: one bit per 64 bytes, so 16 bits per
+/// row of 1 KiB values and a false-positive rate under 1%; rows of a few dozen bytes
+/// still get a filter that rules most absent rows out.
+const CAPACITY_BYTES_PER_FILTER_BIT: usize = 64;
+/// Filter size bounds, in bits (512 B .. 2 MiB).
+const MIN_FILTER_BITS: usize = 1 << 12;
+const MAX_FILTER_BITS: usize = 1 << 24;
+
+/// A Bloom filter of the rows written to a memtable: two probes derived from the
+/// row's 64-bit hash, set with atomic ORs so concurrent writers need no lock. Its
+/// words are allocated on the first write, so idle tablets' memtables cost nothing.
+#[derive(Debug)]
+struct RowFilter {
+    words: OnceLock<Box<[AtomicU64]>>,
+    /// Bits the filter has once allocated (a power of two).
+    bits: usize,
+}
+
+impl RowFilter {
+    fn for_capacity(capacity_bytes: usize) -> Self {
+        let bits = (capacity_bytes / CAPACITY_BYTES_PER_FILTER_BIT)
+            .clamp(MIN_FILTER_BITS, MAX_FILTER_BITS)
+            .next_power_of_two();
+        RowFilter {
+            words: OnceLock::new(),
+            bits,
+        }
+    }
+
+    /// The two bit positions of a row hash (below `bits`, a power of two).
+    fn probes(&self, hash: u64) -> [usize; 2] {
+        let mask = (self.bits - 1) as u64;
+        let first = hash & mask;
+        let second = hash.rotate_right(32).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16;
+        [first as usize, (second & mask) as usize]
+    }
+
+    fn add(&self, hash: u64) {
+        let words = self
+            .words
+            .get_or_init(|| (0..self.bits / 64).map(|_| AtomicU64::new(0)).collect());
+        for bit in self.probes(hash) {
+            if let Some(w) = words.get(bit / 64) {
+                w.fetch_or(1 << (bit % 64), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn may_contain(&self, hash: u64) -> bool {
+        let Some(words) = self.words.get() else {
+            return false;
+        };
+        self.probes(hash).iter().all(|&bit| {
+            words
+                .get(bit / 64)
+                .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (bit % 64)) != 0)
+        })
+    }
+}
+
 /// A sorted in-memory table of internal keys.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Memtable {
     map: SkipMap<Vec<u8>, Bytes>,
     size: AtomicUsize,
@@ -33,12 +97,44 @@ pub struct Memtable {
     /// Set before the first delete marker is inserted (the caller says which
     /// entries are markers): reads that need no markers may then skip looking.
     holds_markers: AtomicBool,
+    rows: RowFilter,
+}
+
+impl Default for Memtable {
+    fn default() -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
 }
 
 impl Memtable {
-    /// An empty memtable.
+    /// An empty memtable whose row filter is sized for 64 MiB of entries.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty memtable whose row filter is sized for `capacity_bytes` of entries
+    /// (the size at which the tablet freezes it).
+    pub fn with_capacity(capacity_bytes: usize) -> Self {
+        Memtable {
+            map: SkipMap::new(),
+            size: AtomicUsize::new(0),
+            max_seq: AtomicU64::new(0),
+            holds_markers: AtomicBool::new(false),
+            rows: RowFilter::for_capacity(capacity_bytes),
+        }
+    }
+
+    /// Records that entries of the row with hash `row_hash`
+    /// ([`crate::key::bloom_row_hash`]) are being inserted. Call before inserting
+    /// them: a reader that can see the entries then also sees the row in the filter.
+    pub fn note_row(&self, row_hash: u64) {
+        self.rows.add(row_hash);
+    }
+
+    /// False when no entry of the row with hash `row_hash` was inserted (true may be
+    /// a false positive).
+    pub fn may_contain_row_hash(&self, row_hash: u64) -> bool {
+        self.rows.may_contain(row_hash)
     }
 
     /// Inserts an entry written with sequence number `seq`. An identical key replaces
@@ -236,6 +332,43 @@ mod tests {
                 prop_assert_eq!(it.valid().then(|| it.key().to_vec()), prev);
             }
         }
+    }
+
+    proptest! {
+        #[test]
+        fn row_filter_has_no_false_negatives(
+            rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 1..20), 1..300),
+            capacity in 0usize..(1 << 22),
+        ) {
+            let mt = Memtable::with_capacity(capacity);
+            for r in &rows {
+                mt.note_row(crate::key::bloom_row_hash(r));
+            }
+            for r in &rows {
+                prop_assert!(mt.may_contain_row_hash(crate::key::bloom_row_hash(r)));
+            }
+        }
+    }
+
+    #[test]
+    fn row_filter_rules_out_most_absent_rows() {
+        let mt = Memtable::new();
+        let hash = |i: u32| crate::key::bloom_row_hash(format!("row{i:08}").as_bytes());
+        assert!(
+            !mt.may_contain_row_hash(hash(0)),
+            "an unwritten memtable holds no row"
+        );
+        for i in 0..60_000 {
+            mt.note_row(hash(i));
+        }
+        let false_positives = (60_000..160_000)
+            .filter(|&i| mt.may_contain_row_hash(hash(i)))
+            .count();
+        // 60,000 rows in 1 Mi bits with two probes: about 1.3% expected.
+        assert!(
+            false_positives < 3_000,
+            "{false_positives} false positives in 100,000"
+        );
     }
 
     #[test]

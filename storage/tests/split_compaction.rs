@@ -79,3 +79,83 @@ fn compactions_of_a_split_parent_delete_nothing() {
         );
     }
 }
+
+/// After a split each child rewrites the files it inherited into files of its own;
+/// once both have, nothing reads the parent's directory and garbage collection
+/// removes it, while every row stays readable (also after a reopen).
+#[test]
+fn children_rewrite_inherited_files_then_the_parent_directory_is_collected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = quiet_options(dir.path(), 1_000);
+    let schema =
+        TableSchema::new("t", vec![FamilySchema::new(&b"a"[..]).max_versions(1)]).expect("schema");
+    let (engine, parent) = open_engine(opts.clone(), schema.clone());
+    for round in 0..3 {
+        for i in (round..ROWS).step_by(3) {
+            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
+            parent.mutate(&m, Durability::Sync).expect("put");
+        }
+        parent.flush().expect("flush");
+    }
+    drop(parent);
+    engine.split_tablet(1, b"row020", 2, 3).expect("split");
+    let parent_dir = dir.path().join("tablets").join("1");
+    let live = std::collections::HashSet::from([2u64, 3]);
+    let check_rows = |engine: &Engine| {
+        for i in 0..ROWS {
+            let child = if i < 20 { 2 } else { 3 };
+            assert_eq!(
+                value_of(engine, child, &row(i)),
+                Some(Bytes::from(format!("v{i}"))),
+                "row {i}"
+            );
+        }
+    };
+
+    assert_eq!(engine.collect_garbage(&live).expect("gc"), 0);
+    assert!(
+        parent_dir.exists(),
+        "both children still read the parent's files"
+    );
+
+    let left = engine.tablet(2).expect("left child");
+    let report = left.compact_if_needed().expect("compact left");
+    assert_eq!(report.input_files, 3, "every inherited file is rewritten");
+    assert_eq!(report.output_files, 1);
+    assert!(left.version().files.iter().all(|f| f.entry.owned));
+    assert_eq!(engine.collect_garbage(&live).expect("gc"), 0);
+    assert!(
+        parent_dir.exists(),
+        "the right child still reads the parent's files"
+    );
+    check_rows(&engine);
+
+    let right = engine.tablet(3).expect("right child");
+    assert_eq!(
+        right
+            .compact_if_needed()
+            .expect("compact right")
+            .input_files,
+        3
+    );
+    // Nothing more to do once the files are the child's own.
+    assert_eq!(right.compact_if_needed().expect("again").input_files, 0);
+    assert_eq!(engine.collect_garbage(&live).expect("gc"), 1);
+    assert!(!parent_dir.exists(), "the parent's directory is collected");
+    check_rows(&engine);
+
+    drop((left, right));
+    drop(engine);
+    let engine = Engine::open(opts).expect("reopen");
+    for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
+        engine
+            .open_tablet(tabula_storage::tablet::TabletDescriptor {
+                id,
+                schema: schema.clone(),
+                start_row: Bytes::from(start),
+                end_row: Bytes::from(end),
+            })
+            .expect("child reopens without the parent's directory");
+    }
+    check_rows(&engine);
+}

@@ -1,7 +1,9 @@
 //! Merging and major compactions of a tablet's SSTables.
 //!
 //! Owns: the compaction policy per family (merge the smallest files once a family has
-//! more than the configured number, so a read consults a bounded number of files),
+//! more than the configured number, so a read consults a bounded number of files;
+//! after a split, rewrite the files inherited from the parent so its directory can be
+//! collected),
 //! the merge itself (through the same [`MergingIter`] reads use), the garbage rules of
 //! major compactions, and I/O throttling.
 //! Must not: schedule itself (the engine's background worker calls it).
@@ -51,6 +53,13 @@ impl Tablet {
             let version = self.version();
             let mut files: Vec<Arc<TabletFile>> =
                 version.family_files(&family.name).cloned().collect();
+            if files.iter().any(|f| !f.entry.owned) {
+                // Files shared with a split sibling (bounded views of the parent's)
+                // keep the parent's whole files alive: rewrite the family into one
+                // file of this tablet's own, as HBase compacts daughters' references.
+                self.compact_files(&family.name, &files, false, &mut report)?;
+                continue;
+            }
             if files.len() <= limit {
                 continue;
             }

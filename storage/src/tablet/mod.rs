@@ -146,6 +146,7 @@ impl Tablet {
         files: Vec<Arc<TabletFile>>,
         last_seq: u64,
     ) -> Tablet {
+        let active = Arc::new(Memtable::with_capacity(shared.opts.memtable_size));
         Tablet {
             id: manifest.tablet_id,
             dir,
@@ -154,7 +155,7 @@ impl Tablet {
             start_row: manifest.start_row.clone(),
             end_row: manifest.end_row.clone(),
             version: RwLock::new(Arc::new(Version {
-                active: Arc::new(Memtable::new()),
+                active,
                 frozen: Vec::new(),
                 files,
             })),

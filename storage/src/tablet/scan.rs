@@ -65,17 +65,21 @@ impl Tablet {
         let mut out: Vec<Box<dyn KvIter>> =
             Vec::with_capacity(2 + version.frozen.len() + version.files.len());
         let mut may_hold_markers = false;
+        // Both hashes once per read, not once per source.
+        let row_hash = row.map(key::bloom_row_hash);
         // An empty memtable adds nothing but a cursor the merge must ask at every
-        // step. Callers take their snapshot before choosing sources, so writes it
+        // step, and one whose row filter rules the row out nothing but a skiplist
+        // search. Callers take their snapshot before choosing sources, so writes it
         // takes later are past the snapshot anyway.
         let memtables = std::iter::once(&version.active).chain(version.frozen.iter().rev());
         for m in memtables.filter(|m| !m.is_empty()) {
+            if row_hash.is_some_and(|rh| !m.may_contain_row_hash(rh)) {
+                continue;
+            }
             may_hold_markers |= m.holds_markers();
             out.push(Box::new(m.iter()));
         }
         let single = plan.single_column();
-        // Both hashes once per read, not once per file.
-        let row_hash = row.map(key::bloom_row_hash);
         let column_hash = row
             .zip(single)
             .map(|(r, (_, q))| key::bloom_column_hash(r, q));

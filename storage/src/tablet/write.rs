@@ -181,6 +181,7 @@ impl Tablet {
             }
         };
         let version = self.version();
+        version.active.note_row(crate::key::bloom_row_hash(row));
         for e in entries {
             insert_entry(&version.active, row, e, seq);
         }
@@ -203,6 +204,7 @@ impl Tablet {
     /// Applies already-resolved entries replayed from a log (tablet open).
     pub(crate) fn apply_replayed(&self, row: &[u8], entries: &[Entry], seq: u64) {
         let version = self.version();
+        version.active.note_row(crate::key::bloom_row_hash(row));
         for e in entries {
             insert_entry(&version.active, row, e, seq);
         }
@@ -223,7 +225,7 @@ impl Tablet {
         let mut frozen = guard.frozen.clone();
         frozen.push(std::sync::Arc::clone(&guard.active));
         *guard = std::sync::Arc::new(super::Version {
-            active: std::sync::Arc::new(Memtable::new()),
+            active: std::sync::Arc::new(Memtable::with_capacity(self.shared.opts.memtable_size)),
             frozen,
             files: guard.files.clone(),
         });
