@@ -228,7 +228,12 @@ impl Tabula {
     /// A server on an existing data directory (for restart tests); the caller
     /// owns the directory.
     pub fn start_at(data_dir: &Path) -> Tabula {
-        let (child, thrift1, thrift2, log) = spawn(data_dir, &[], &[], true);
+        Self::start_at_with(data_dir, &[])
+    }
+
+    /// [`Tabula::start_at`] with extra `TABULA_*` environment settings.
+    pub fn start_at_with(data_dir: &Path, env: &[(&str, &str)]) -> Tabula {
+        let (child, thrift1, thrift2, log) = spawn(data_dir, env, &[], true);
         Tabula {
             child: Some(child),
             thrift1,

@@ -1,0 +1,137 @@
+//! Automatic splits of a live server, end to end: a table written past the split
+//! threshold is split by the coordinator, the children rewrite the files they
+//! inherited, the retired parents' directories are collected, and every row reads
+//! back the same (in a get, in a full scan, and after a restart).
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+
+const ROWS: usize = 3_000;
+const VALUE_BYTES: usize = 2_000;
+/// Small enough that the ~6 MB written split the table several times.
+const SETTINGS: &[(&str, &str)] = &[
+    ("TABULA_SPLIT_THRESHOLD_MB", "1"),
+    ("TABULA_MEMTABLE_SIZE_MB", "1"),
+    ("TABULA_BLOCK_SIZE_KB", "4"),
+];
+
+fn row(i: usize) -> String {
+    format!("row{i:06}")
+}
+
+/// A value that differs per row and is long enough to fill the table quickly.
+fn value(i: usize) -> Vec<u8> {
+    let mut v = format!("value-of-{i}-").into_bytes();
+    v.resize(VALUE_BYTES, b'a' + (i % 26) as u8);
+    v
+}
+
+/// Tablet directories on disk (numeric names under `tablets/`).
+fn tablet_dirs(data_dir: &Path) -> usize {
+    std::fs::read_dir(data_dir.join("tablets"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().parse::<u64>().is_ok())
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn regions(client: &mut Client, table: &[u8]) -> usize {
+    client
+        .get_table_regions(table.to_vec())
+        .expect("getTableRegions")
+        .len()
+}
+
+/// Every row, read one get at a time and in one full scan, holds its value.
+fn check_every_row(client: &mut Client, table: &[u8]) {
+    for i in (0..ROWS).step_by(7).chain([ROWS - 1]) {
+        let got = client
+            .get(
+                table.to_vec(),
+                row(i).into_bytes(),
+                b"cf:v".to_vec(),
+                no_attrs(),
+            )
+            .expect("get");
+        assert_eq!(
+            got.first().and_then(|c| c.value.clone()),
+            Some(value(i)),
+            "row {i}"
+        );
+    }
+    let id = client
+        .scanner_open_with_scan(table.to_vec(), tscan(), no_attrs())
+        .expect("scannerOpenWithScan");
+    let rows = drain(client, id, 250);
+    assert_eq!(rows.len(), ROWS, "a full scan returns every row once");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.row.as_deref(), Some(row(i).as_bytes()), "scan order");
+        let cell = r
+            .columns
+            .as_ref()
+            .and_then(|columns| columns.get(b"cf:v".as_slice()))
+            .and_then(|cell| cell.value.clone());
+        assert_eq!(cell, Some(value(i)), "scanned value of row {i}");
+    }
+}
+
+#[test]
+fn a_growing_table_splits_and_retired_parents_are_collected() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let table = b"splits".to_vec();
+    {
+        let server = Tabula::start_at_with(&data, SETTINGS);
+        let mut c = server.client();
+        create(&mut c, &table, &["cf"]);
+        for chunk in (0..ROWS).collect::<Vec<_>>().chunks(100) {
+            let batch = chunk
+                .iter()
+                .map(|&i| BatchMutation::new(row(i).into_bytes(), vec![put_m("cf:v", &value(i))]))
+                .collect();
+            c.mutate_rows(table.clone(), batch, no_attrs())
+                .expect("mutateRows");
+        }
+
+        // Splits happen in the coordinator's maintenance rounds; then the children
+        // compact and the next round collects the parents. Every tablet directory
+        // left must be a live one: the root tablet, the METADATA tablet and one per
+        // region.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let (mut n_regions, mut n_dirs) = (0, 0);
+        while Instant::now() < deadline {
+            n_regions = regions(&mut c, &table);
+            n_dirs = tablet_dirs(&data);
+            if n_regions >= 3 && n_dirs == n_regions + 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        assert!(n_regions >= 3, "the table split: {n_regions} regions");
+        assert_eq!(
+            n_dirs,
+            n_regions + 2,
+            "only live tablets keep a directory ({n_regions} regions)\n{}",
+            server.log()
+        );
+        assert!(
+            server
+                .log()
+                .contains("removed the directory of a retired tablet"),
+            "the log names the collected directories"
+        );
+        check_every_row(&mut c, &table);
+    }
+    // The server stopped; everything opens again from the children's own files.
+    let server = Tabula::start_at_with(&data, SETTINGS);
+    let mut c = server.client();
+    check_every_row(&mut c, &table);
+}
