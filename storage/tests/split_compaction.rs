@@ -1,14 +1,19 @@
-//! A compaction that reaches a tablet after it was split (it waited for the
-//! compaction lock while the split ran) must leave the parent's files alone: they
-//! belong to the children now. Before the fix such a compaction merged the parent's
-//! files and deleted them, and the children lost their data.
+//! Compactions around a split. A compaction that reaches a tablet after it was
+//! split (it waited for the compaction lock while the split ran) must leave the
+//! parent's files alone: they belong to the children now. Before the fix such a
+//! compaction merged the parent's files and deleted them, and the children lost
+//! their data. The children's own compactions then rewrite what they inherited, and
+//! the parent's directory is collected.
 
 mod common;
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 use common::{open_engine, quiet_options};
 use tabula_storage::{
-    Durability, Engine, Error, FamilySchema, ReadOptions, RowMutation, TableSchema,
+    Durability, Engine, EngineOptions, Error, FamilySchema, ReadOptions, RowMutation, TableSchema,
+    Tablet,
 };
 
 const ROWS: usize = 40;
@@ -23,22 +28,58 @@ fn value_of(engine: &Engine, tablet: u64, r: &Bytes) -> Option<Bytes> {
     cells.first().map(|c| c.value.clone())
 }
 
+fn schema() -> TableSchema {
+    TableSchema::new("t", vec![FamilySchema::new(&b"a"[..]).max_versions(1)]).expect("schema")
+}
+
+/// Tablet 1 holding rows 0..ROWS in `files` flushed files (row i in file i % files).
+fn filled_tablet(opts: &EngineOptions, files: usize) -> (Engine, Arc<Tablet>) {
+    let (engine, tablet) = open_engine(opts.clone(), schema());
+    for round in 0..files {
+        for i in (round..ROWS).step_by(files) {
+            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
+            tablet.mutate(&m, Durability::Sync).expect("put");
+        }
+        tablet.flush().expect("flush");
+    }
+    (engine, tablet)
+}
+
+/// Every row reads back from its child (2 below `row020`, 3 from it on).
+fn assert_rows_in_children(engine: &Engine) {
+    for i in 0..ROWS {
+        let child = if i < 20 { 2 } else { 3 };
+        assert_eq!(
+            value_of(engine, child, &row(i)),
+            Some(Bytes::from(format!("v{i}"))),
+            "row {i}"
+        );
+    }
+}
+
+/// A new engine on `opts` with the two children of a split at `row020` open.
+fn reopen_children(opts: EngineOptions) -> Engine {
+    let engine = Engine::open(opts).expect("reopen");
+    for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
+        engine
+            .open_tablet(tabula_storage::tablet::TabletDescriptor {
+                id,
+                schema: schema(),
+                start_row: Bytes::from(start),
+                end_row: Bytes::from(end),
+            })
+            .expect("child reopens");
+    }
+    engine
+}
+
 #[test]
 fn compactions_of_a_split_parent_delete_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut opts = quiet_options(dir.path(), 1_000);
     opts.max_files_per_read = 2;
-    let schema =
-        TableSchema::new("t", vec![FamilySchema::new(&b"a"[..]).max_versions(1)]).expect("schema");
-    let (engine, parent) = open_engine(opts.clone(), schema.clone());
     // Five flushes: five files, more than the two a read may consult.
-    for round in 0..5 {
-        for i in (round..ROWS).step_by(5) {
-            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
-            parent.mutate(&m, Durability::Sync).expect("put");
-        }
-        parent.flush().expect("flush");
-    }
+    let (engine, parent) = filled_tablet(&opts, 5);
     engine.split_tablet(1, b"row020", 2, 3).expect("split");
 
     // What a compaction worker holding the parent does once it gets the lock.
@@ -48,36 +89,12 @@ fn compactions_of_a_split_parent_delete_nothing() {
         parent.major_compact(),
         Err(Error::TabletClosed { tablet: 1 })
     ));
+    assert_rows_in_children(&engine);
 
-    for i in 0..ROWS {
-        let child = if i < 20 { 2 } else { 3 };
-        assert_eq!(
-            value_of(&engine, child, &row(i)),
-            Some(Bytes::from(format!("v{i}"))),
-            "row {i} after the parent's compaction attempts"
-        );
-    }
     // The children still open from disk alone.
     drop(parent);
     drop(engine);
-    let engine = Engine::open(opts).expect("reopen");
-    for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
-        engine
-            .open_tablet(tabula_storage::tablet::TabletDescriptor {
-                id,
-                schema: schema.clone(),
-                start_row: Bytes::from(start),
-                end_row: Bytes::from(end),
-            })
-            .expect("child reopens");
-    }
-    for i in 0..ROWS {
-        let child = if i < 20 { 2 } else { 3 };
-        assert_eq!(
-            value_of(&engine, child, &row(i)),
-            Some(Bytes::from(format!("v{i}")))
-        );
-    }
+    assert_rows_in_children(&reopen_children(opts));
 }
 
 /// After a split each child rewrites the files it inherited into files of its own;
@@ -87,30 +104,11 @@ fn compactions_of_a_split_parent_delete_nothing() {
 fn children_rewrite_inherited_files_then_the_parent_directory_is_collected() {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = quiet_options(dir.path(), 1_000);
-    let schema =
-        TableSchema::new("t", vec![FamilySchema::new(&b"a"[..]).max_versions(1)]).expect("schema");
-    let (engine, parent) = open_engine(opts.clone(), schema.clone());
-    for round in 0..3 {
-        for i in (round..ROWS).step_by(3) {
-            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
-            parent.mutate(&m, Durability::Sync).expect("put");
-        }
-        parent.flush().expect("flush");
-    }
+    let (engine, parent) = filled_tablet(&opts, 3);
     drop(parent);
     engine.split_tablet(1, b"row020", 2, 3).expect("split");
     let parent_dir = dir.path().join("tablets").join("1");
     let live = std::collections::HashSet::from([2u64, 3]);
-    let check_rows = |engine: &Engine| {
-        for i in 0..ROWS {
-            let child = if i < 20 { 2 } else { 3 };
-            assert_eq!(
-                value_of(engine, child, &row(i)),
-                Some(Bytes::from(format!("v{i}"))),
-                "row {i}"
-            );
-        }
-    };
 
     assert_eq!(engine.collect_garbage(&live).expect("gc"), 0);
     assert!(
@@ -128,7 +126,7 @@ fn children_rewrite_inherited_files_then_the_parent_directory_is_collected() {
         parent_dir.exists(),
         "the right child still reads the parent's files"
     );
-    check_rows(&engine);
+    assert_rows_in_children(&engine);
 
     let right = engine.tablet(3).expect("right child");
     assert_eq!(
@@ -142,20 +140,9 @@ fn children_rewrite_inherited_files_then_the_parent_directory_is_collected() {
     assert_eq!(right.compact_if_needed().expect("again").input_files, 0);
     assert_eq!(engine.collect_garbage(&live).expect("gc"), 1);
     assert!(!parent_dir.exists(), "the parent's directory is collected");
-    check_rows(&engine);
+    assert_rows_in_children(&engine);
 
     drop((left, right));
     drop(engine);
-    let engine = Engine::open(opts).expect("reopen");
-    for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
-        engine
-            .open_tablet(tabula_storage::tablet::TabletDescriptor {
-                id,
-                schema: schema.clone(),
-                start_row: Bytes::from(start),
-                end_row: Bytes::from(end),
-            })
-            .expect("child reopens without the parent's directory");
-    }
-    check_rows(&engine);
+    assert_rows_in_children(&reopen_children(opts));
 }
