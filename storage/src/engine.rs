@@ -444,26 +444,33 @@ impl Engine {
     /// Tablets being created or split must be in `live` (the caller serializes).
     pub fn collect_garbage(&self, live: &HashSet<u64>) -> Result<usize> {
         let root = &self.shared.tablets_root;
-        let mut referenced: HashSet<String> = HashSet::new();
+        let entries = std::fs::read_dir(root)
+            .map_err(|e| Error::io(format!("listing {}", root.display()), e))?;
+        let retired: Vec<(u64, PathBuf)> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let id = entry.file_name().to_string_lossy().parse::<u64>().ok()?;
+                (!live.contains(&id)).then(|| (id, entry.path()))
+            })
+            .collect();
+        // The usual case: nothing retired, so no manifest needs reading.
+        if retired.is_empty() {
+            return Ok(0);
+        }
+        // Directories some live manifest lists a file in (paths are `<id>/<file>`).
+        let mut in_use: HashSet<u64> = HashSet::new();
         for id in live {
             if let Some(m) = manifest::load(&root.join(id.to_string()))? {
-                referenced.extend(m.files.into_iter().map(|f| f.path));
+                in_use.extend(m.files.iter().filter_map(|f| {
+                    f.path
+                        .split_once('/')
+                        .and_then(|(dir, _)| dir.parse::<u64>().ok())
+                }));
             }
         }
         let mut removed = 0;
-        let entries = std::fs::read_dir(root)
-            .map_err(|e| Error::io(format!("listing {}", root.display()), e))?;
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(id) = name.parse::<u64>() else {
-                continue;
-            };
-            if live.contains(&id) {
-                continue;
-            }
-            let dir = entry.path();
-            let prefix = format!("{id}/");
-            if referenced.iter().any(|p| p.starts_with(&prefix)) {
+        for (id, dir) in retired {
+            if in_use.contains(&id) {
                 continue;
             }
             match std::fs::remove_dir_all(&dir) {
