@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::{Tablet, Version};
 use crate::error::Result;
@@ -227,6 +227,7 @@ impl Tablet {
             tablet_start: self.start_row.clone(),
             next_target,
             row_key: Vec::new(),
+            row_arena: BytesMut::new(),
             scratch: ReadScratch::default(),
             batch: if whole_rows { 0 } else { req.batch },
             pending: VecDeque::new(),
@@ -271,6 +272,8 @@ pub struct TabletScanner {
     next_target: Vec<u8>,
     /// The current row as keys start with it.
     row_key: Vec<u8>,
+    /// Where the rows handed out are copied (see [`key::split_row`]).
+    row_arena: BytesMut,
     scratch: ReadScratch,
     batch: usize,
     pending: VecDeque<RowResult>,
@@ -409,7 +412,8 @@ impl TabletScanner {
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let (row, prefix_len) = key::split_row(self.iter.key()).ok_or_else(bad_key)?;
+            let (row, prefix_len) =
+                key::split_row(self.iter.key(), &mut self.row_arena).ok_or_else(bad_key)?;
             let below = (!self.stop.is_empty() && row.as_ref() <= self.stop.as_ref())
                 || row.as_ref() < self.tablet_start.as_ref();
             if below {
@@ -426,7 +430,8 @@ impl TabletScanner {
             if !self.iter.valid() {
                 return Ok(None);
             }
-            let (row, prefix_len) = key::split_row(self.iter.key()).ok_or_else(bad_key)?;
+            let (row, prefix_len) =
+                key::split_row(self.iter.key(), &mut self.row_arena).ok_or_else(bad_key)?;
             if !self.stop.is_empty() && row.as_ref() >= self.stop.as_ref() {
                 return Ok(None);
             }
