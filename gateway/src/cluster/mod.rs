@@ -28,8 +28,14 @@ use crate::backend::{
 use router::Router;
 use scanner::ClusterScanner;
 
-/// Attempts of a row operation before a "not serving" answer is returned.
-const MAX_ATTEMPTS: u32 = 12;
+/// How long a row operation keeps relocating its tablet while regionservers answer
+/// "not serving" (a split or move in progress) before that answer is returned. A
+/// split keeps its parent closed for its final flush and the catalog update, which
+/// under a heavy load takes seconds; HBase clients likewise retry for a long while.
+const RELOCATE_TIMEOUT: Duration = Duration::from_secs(30);
+/// First pause between relocations; it doubles up to [`MAX_RELOCATE_PAUSE`].
+const FIRST_RELOCATE_PAUSE: Duration = Duration::from_millis(5);
+const MAX_RELOCATE_PAUSE: Duration = Duration::from_millis(250);
 
 /// The backend of one cluster.
 pub struct ClusterBackend {
@@ -141,27 +147,24 @@ impl ClusterBackend {
         if row.is_empty() {
             return Err(BackendError::InvalidArgument("row key is empty".into()));
         }
-        let mut last: Option<RsError> = None;
-        for attempt in 0..MAX_ATTEMPTS {
+        let deadline = std::time::Instant::now() + RELOCATE_TIMEOUT;
+        let mut pause = FIRST_RELOCATE_PAUSE;
+        loop {
             let loc = self.router.locate(&t.name, row)?;
             let svc = self.router.server(&loc.server)?;
             match f(svc.as_ref(), loc.tablet_id) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {
                     self.router.invalidate(&t.name, &loc);
-                    last = Some(e);
-                    std::thread::sleep(Duration::from_millis(5 * u64::from(attempt + 1)));
+                    if std::time::Instant::now() + pause > deadline {
+                        return Err(rs_error(&t.name, e));
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
                 }
                 Err(e) => return Err(rs_error(&t.name, e)),
             }
         }
-        Err(match last {
-            Some(e) => rs_error(&t.name, e),
-            None => BackendError::Io {
-                message: "tablet unavailable".into(),
-                retry: true,
-            },
-        })
     }
 
     fn region_info(&self, loc: &TabletLocation, created_ms: i64) -> RegionInfo {
