@@ -21,6 +21,8 @@ use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::log::{CommitLog, LogOptions};
 use crate::manifest::{self, ManifestState};
+use crate::memory::MemtableMemory;
+use crate::memtable::Memtable;
 use crate::recovery;
 use crate::tablet::{Tablet, TabletDescriptor, TabletFile};
 
@@ -145,6 +147,8 @@ pub struct Shared {
     pub(crate) opts: EngineOptions,
     pub(crate) log: CommitLog,
     pub(crate) cache: Arc<BlockCache>,
+    /// Bytes held by all memtables; writers stall above the memtable budget.
+    pub(crate) memtable_memory: Arc<MemtableMemory>,
     tablets_root: PathBuf,
     file_ids: AtomicU64,
     tablets: RwLock<HashMap<u64, Weak<Tablet>>>,
@@ -160,6 +164,11 @@ impl Shared {
 
     pub(crate) fn tablets_root(&self) -> &Path {
         &self.tablets_root
+    }
+
+    /// A new active memtable charged to the engine's memtable gauge.
+    pub(crate) fn new_memtable(&self) -> Memtable {
+        Memtable::accounted(self.opts.memtable_size, Arc::clone(&self.memtable_memory))
     }
 
     pub(crate) fn next_file_id(&self) -> u64 {
@@ -225,10 +234,12 @@ impl Engine {
         recovery::split_segments(&old_segments, &tablets_root)?;
         log.delete_replayed(&old_segments)?;
         let cache = Arc::new(BlockCache::new(opts.memory_budget / 4));
+        let memtable_memory = Arc::new(MemtableMemory::new(memtable_budget(&opts)));
         let shared = Arc::new(Shared {
             opts,
             log,
             cache,
+            memtable_memory,
             tablets_root,
             file_ids: AtomicU64::new(1),
             tablets: RwLock::new(HashMap::new()),
@@ -262,6 +273,11 @@ impl Engine {
     /// The settings the engine runs with.
     pub fn options(&self) -> &EngineOptions {
         &self.shared.opts
+    }
+
+    /// The gauge of bytes held by all memtables (writers stall above its limit).
+    pub fn memtable_memory(&self) -> &MemtableMemory {
+        &self.shared.memtable_memory
     }
 
     /// The shared block cache.
@@ -557,14 +573,22 @@ fn remove_orphan_files(dir: &Path, state: &ManifestState, id: u64) {
     }
 }
 
+/// Bytes all memtables of the engine may hold before writers stall: half the memory
+/// budget (a quarter goes to the block cache).
+fn memtable_budget(opts: &EngineOptions) -> usize {
+    usize::try_from(opts.memory_budget / 2).unwrap_or(usize::MAX)
+}
+
 fn flush_worker(shared: Arc<Shared>) {
-    let memtable_budget = usize::try_from(shared.opts.memory_budget / 2).unwrap_or(usize::MAX);
     while !shared.stopping.load(Ordering::Acquire) {
-        if let Some(id) = shared.flushes.pop(Duration::from_millis(200)) {
+        if let Some(id) = shared.flushes.pop(Duration::from_millis(50)) {
             if let Some(t) = shared.tablet(id) {
                 loop {
                     match t.flush_oldest() {
-                        Ok(true) => continue,
+                        Ok(true) => {
+                            freeze_for_memory(&shared);
+                            continue;
+                        }
                         Ok(false) => break,
                         Err(e) => {
                             tracing::error!(tablet = id, error = %e, "flush failed; retrying");
@@ -576,17 +600,7 @@ fn flush_worker(shared: Arc<Shared>) {
                 }
             }
         }
-        // Memory across tablets: freeze the biggest memtable when over budget.
-        let tablets = shared.open_tablets();
-        let total: usize = tablets.iter().map(|t| t.version().memtable_bytes()).sum();
-        if total > memtable_budget {
-            if let Some(t) = tablets
-                .iter()
-                .max_by_key(|t| t.version().active.approximate_size())
-            {
-                t.freeze();
-            }
-        }
+        freeze_for_memory(&shared);
         // Log length: flush the tablets pinning the oldest segment.
         if shared.log.segment_count() > shared.opts.max_log_segments {
             for id in shared.log.oldest_segment_blockers() {
@@ -595,6 +609,28 @@ fn flush_worker(shared: Arc<Shared>) {
                 }
             }
         }
+    }
+}
+
+/// Memory across tablets: once the memtables hold more than three quarters of the
+/// memtable budget and no flush is pending, freezes the biggest active memtable so
+/// its flush starts before writers reach the stall at the full budget. While a flush
+/// is pending its release is awaited instead: freezing more then would only make
+/// small files.
+fn freeze_for_memory(shared: &Shared) {
+    let gauge = &shared.memtable_memory;
+    if gauge.bytes() <= gauge.limit() / 4 * 3 {
+        return;
+    }
+    let tablets = shared.open_tablets();
+    if tablets.iter().any(|t| !t.version().frozen.is_empty()) {
+        return;
+    }
+    if let Some(t) = tablets
+        .iter()
+        .max_by_key(|t| t.version().active.approximate_size())
+    {
+        t.freeze();
     }
 }
 

@@ -20,6 +20,7 @@ pub mod iter;
 pub mod key;
 pub mod log;
 pub mod manifest;
+pub mod memory;
 pub mod memtable;
 pub mod merge;
 pub mod mvcc;

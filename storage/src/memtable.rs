@@ -16,6 +16,7 @@ use crossbeam_skiplist::SkipMap;
 
 use crate::error::Result;
 use crate::iter::KvIter;
+use crate::memory::MemtableMemory;
 
 /// Bytes of bookkeeping charged per entry on top of key and value.
 const ENTRY_OVERHEAD: usize = 64;
@@ -98,6 +99,16 @@ pub struct Memtable {
     /// entries are markers): reads that need no markers may then skip looking.
     holds_markers: AtomicBool,
     rows: RowFilter,
+    /// The engine-wide gauge this memtable's bytes are charged to, if any.
+    gauge: Option<Arc<MemtableMemory>>,
+}
+
+impl Drop for Memtable {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gauge {
+            g.release(self.size.load(Ordering::Relaxed));
+        }
+    }
 }
 
 impl Default for Memtable {
@@ -115,12 +126,23 @@ impl Memtable {
     /// An empty memtable whose row filter is sized for `capacity_bytes` of entries
     /// (the size at which the tablet freezes it).
     pub fn with_capacity(capacity_bytes: usize) -> Self {
+        Self::build(capacity_bytes, None)
+    }
+
+    /// Like [`Memtable::with_capacity`], charging every insert to `gauge` until the
+    /// memtable is dropped.
+    pub fn accounted(capacity_bytes: usize, gauge: Arc<MemtableMemory>) -> Self {
+        Self::build(capacity_bytes, Some(gauge))
+    }
+
+    fn build(capacity_bytes: usize, gauge: Option<Arc<MemtableMemory>>) -> Self {
         Memtable {
             map: SkipMap::new(),
             size: AtomicUsize::new(0),
             max_seq: AtomicU64::new(0),
             holds_markers: AtomicBool::new(false),
             rows: RowFilter::for_capacity(capacity_bytes),
+            gauge,
         }
     }
 
@@ -143,6 +165,9 @@ impl Memtable {
         let charge = key.len() + value.len() + ENTRY_OVERHEAD;
         self.map.insert(key, value);
         self.size.fetch_add(charge, Ordering::Relaxed);
+        if let Some(g) = &self.gauge {
+            g.charge(charge);
+        }
         self.max_seq.fetch_max(seq, Ordering::AcqRel);
     }
 

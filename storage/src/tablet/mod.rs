@@ -146,7 +146,7 @@ impl Tablet {
         files: Vec<Arc<TabletFile>>,
         last_seq: u64,
     ) -> Tablet {
-        let active = Arc::new(Memtable::with_capacity(shared.opts.memtable_size));
+        let active = Arc::new(shared.new_memtable());
         Tablet {
             id: manifest.tablet_id,
             dir,

@@ -225,7 +225,7 @@ impl Tablet {
         let mut frozen = guard.frozen.clone();
         frozen.push(std::sync::Arc::clone(&guard.active));
         *guard = std::sync::Arc::new(super::Version {
-            active: std::sync::Arc::new(Memtable::with_capacity(self.shared.opts.memtable_size)),
+            active: std::sync::Arc::new(self.shared.new_memtable()),
             frozen,
             files: guard.files.clone(),
         });
@@ -234,9 +234,19 @@ impl Tablet {
         true
     }
 
-    /// Blocks while too many frozen memtables wait for their flush.
+    /// Blocks while too many frozen memtables of this tablet wait for their flush, or
+    /// while the memtables of the whole engine are over its memtable budget.
     fn wait_for_flush_room(&self) -> Result<()> {
         let deadline = std::time::Instant::now() + MAX_STALL;
+        if !self.shared.memtable_memory.wait_for_room(deadline) {
+            return Err(Error::io(
+                format!("writing to tablet {}", self.id),
+                std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "memtable flushes are not keeping up with the engine's memory budget",
+                ),
+            ));
+        }
         let mut g = self.flushed_mutex.lock();
         while self.version().frozen.len() >= MAX_FROZEN_MEMTABLES {
             self.check_open()?;
