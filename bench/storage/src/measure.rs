@@ -13,13 +13,19 @@ use crate::error::{BenchError, BenchResult};
 use crate::store::{Store, WriteMode};
 
 /// Operations done and the time they took.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Measured {
     pub ops: u64,
     pub elapsed: Duration,
 }
 
 impl Measured {
+    /// Adds another measurement's operations and time to this one.
+    pub fn add(&mut self, other: Measured) {
+        self.ops += other.ops;
+        self.elapsed += other.elapsed;
+    }
+
     /// Throughput in operations per second.
     pub fn ops_per_sec(&self) -> f64 {
         let secs = self.elapsed.as_secs_f64();

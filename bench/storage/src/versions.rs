@@ -46,8 +46,14 @@ pub fn load_versions(
     store.settle()
 }
 
+/// Reads timed per round: the two kinds of read alternate in rounds of this many.
+const ROUND: usize = 1_000;
+
 /// Reads each cell `reads` times untimed (warm-up), then times `reads` as-of-T
-/// reads at random T and `reads` latest reads of the single cell.
+/// reads at random T and `reads` latest reads of the single cell, alternating in
+/// rounds of [`ROUND`] so that both rates are taken over the same stretch of time
+/// (on a shared virtual machine the speed drifts between two back-to-back phases
+/// by more than the effect measured).
 pub fn measure_versions(
     store: &dyn VersionedStore,
     versions: u64,
@@ -63,8 +69,12 @@ pub fn measure_versions(
         check_as_of(store, t)?;
         check_single(store)?;
     }
-    let as_of = measure_as_of(store, &targets)?;
-    let single = measure_single(store, reads)?;
+    let mut as_of = Measured::default();
+    let mut single = Measured::default();
+    for round in targets.chunks(ROUND) {
+        as_of.add(measure_as_of(store, round)?);
+        single.add(measure_single(store, round.len() as u64)?);
+    }
     Ok(VersionFigures { as_of, single })
 }
 
