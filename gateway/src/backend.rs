@@ -158,6 +158,25 @@ pub trait TableScanner: Send {
 }
 
 /// Everything the Thrift handlers need from the database.
+/// Applies `planned` rows through [`Backend::mutate_batch`], one batch per run of
+/// consecutive rows with the same durability (so rows keep their order). The error
+/// is table-level; otherwise one result per row, in order.
+pub fn mutate_in_runs(
+    backend: &dyn Backend,
+    table: &[u8],
+    planned: &[(RowMutation, Durability)],
+) -> BackendResult<Vec<BackendResult<()>>> {
+    let mut results = Vec::with_capacity(planned.len());
+    for run in planned.chunk_by(|a, b| a.1 == b.1) {
+        let Some(&(_, durability)) = run.first() else {
+            continue;
+        };
+        let rows: Vec<RowMutation> = run.iter().map(|(rm, _)| rm.clone()).collect();
+        results.extend(backend.mutate_batch(table, &rows, durability)?);
+    }
+    Ok(results)
+}
+
 pub trait Backend: Send + Sync {
     // ---- namespaces
     fn list_namespaces(&self) -> BackendResult<Vec<NamespaceInfo>>;
@@ -213,6 +232,15 @@ pub trait Backend: Send + Sync {
         mutation: &RowMutation,
         durability: Durability,
     ) -> BackendResult<()>;
+    /// Applies RowMutations of many rows (each atomic on its own row, the batch not
+    /// atomic), sharing commit-log waits. The outer error is table-level (missing,
+    /// disabled); otherwise one result per mutation, in order.
+    fn mutate_batch(
+        &self,
+        table: &[u8],
+        mutations: &[RowMutation],
+        durability: Durability,
+    ) -> BackendResult<Vec<BackendResult<()>>>;
     fn check_and_mutate(
         &self,
         table: &[u8],

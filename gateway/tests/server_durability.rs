@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use rand::{Rng, SeedableRng};
-use tabula_thrift::hbase::THbaseSyncClient;
+use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
 
 /// The columns of a row as `column -> value`, or empty when the row is absent.
 fn row_columns(client: &mut Client, table: &[u8], row: &[u8]) -> BTreeMap<String, String> {
@@ -95,30 +95,51 @@ fn value_of(writer: usize, seq: u64, column: &str) -> String {
     format!("{column}/{writer}/{seq}")
 }
 
-/// Writes rows (two columns per mutateRow) until the server goes away, recording
-/// each acknowledged one. Returns the first sequence number not acknowledged.
+/// Rows per mutateRows call of the writers that batch.
+const BATCH: u64 = 4;
+
+/// Writes rows (two columns per row) until the server goes away, recording each
+/// acknowledged one: even-numbered writers one mutateRow per row, odd-numbered
+/// ones mutateRows of [`BATCH`] rows (which share one commit-log wait). Returns
+/// the sequence numbers of the call in flight when the server went away.
 fn write_until_killed(
     addr: std::net::SocketAddr,
     table: Vec<u8>,
     writer: usize,
     first: u64,
     acked: Acked,
-) -> u64 {
+) -> std::ops::Range<u64> {
     let mut c = connect(addr, Framing::Buffered, Protocol::Binary);
+    let per_call = if writer % 2 == 1 { BATCH } else { 1 };
     let mut seq = first;
     loop {
-        let mutations = vec![
-            put_m("cf:a", value_of(writer, seq, "a").as_bytes()),
-            put_m("cf:b", value_of(writer, seq, "b").as_bytes()),
-        ];
-        match c.mutate_row(table.clone(), row_key(writer, seq), mutations, no_attrs()) {
+        let mutations = |seq: u64| {
+            vec![
+                put_m("cf:a", value_of(writer, seq, "a").as_bytes()),
+                put_m("cf:b", value_of(writer, seq, "b").as_bytes()),
+            ]
+        };
+        let result = if per_call == 1 {
+            c.mutate_row(
+                table.clone(),
+                row_key(writer, seq),
+                mutations(seq),
+                no_attrs(),
+            )
+        } else {
+            let batch = (seq..seq + per_call)
+                .map(|s| BatchMutation::new(row_key(writer, s), mutations(s)))
+                .collect();
+            c.mutate_rows(table.clone(), batch, no_attrs())
+        };
+        match result {
             Ok(()) => {
                 if let Ok(mut a) = acked.lock() {
-                    a.push((writer, seq));
+                    a.extend((seq..seq + per_call).map(|s| (writer, s)));
                 }
-                seq += 1;
+                seq += per_call;
             }
-            Err(_) => return seq,
+            Err(_) => return seq..seq + per_call,
         }
     }
 }
@@ -152,10 +173,13 @@ fn acknowledged_writes_survive_kill_dash_nine() {
             .collect();
         std::thread::sleep(Duration::from_millis(rng.gen_range(150..900)));
         server.kill9();
+        let mut in_flight = Vec::new();
         for (w, h) in handles.into_iter().enumerate() {
-            // The first unacknowledged sequence number may or may not have landed;
-            // the next cycle starts past it so it is checked as "all or nothing".
-            next_seq[w] = h.join().expect("writer thread") + 1;
+            // The rows of the unacknowledged call may or may not have landed; the
+            // next cycle starts past them so each is checked as "all or nothing".
+            let rows = h.join().expect("writer thread");
+            next_seq[w] = rows.end;
+            in_flight.extend(rows.map(|s| (w, s)));
         }
 
         let server = Tabula::start_at(&data);
@@ -174,9 +198,9 @@ fn acknowledged_writes_survive_kill_dash_nine() {
             );
             assert_eq!(got.get("cf:b"), Some(&value_of(w, seq, "b")));
         }
-        // The in-flight row of each writer: both columns or neither.
-        for (w, next) in next_seq.iter().enumerate() {
-            let got = row_columns(&mut c, &table, &row_key(w, next - 1));
+        // The in-flight rows of each writer: both columns or neither.
+        for &(w, seq) in &in_flight {
+            let got = row_columns(&mut c, &table, &row_key(w, seq));
             assert!(
                 got.is_empty() || got.len() == 2,
                 "cycle {cycle}: half-applied row {got:?}"

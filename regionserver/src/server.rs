@@ -130,6 +130,19 @@ impl TabletService for RegionServer {
         Ok(self.tablet(tablet)?.mutate(mutation, durability)?)
     }
 
+    fn mutate_batch(
+        &self,
+        tablet: u64,
+        mutations: &[RowMutation],
+        durability: Durability,
+    ) -> RsResult<Vec<RsResult<()>>> {
+        let t = self.tablet(tablet)?;
+        Ok(t.mutate_batch(mutations, durability)
+            .into_iter()
+            .map(|r| r.map_err(RsError::from))
+            .collect())
+    }
+
     fn check_and_mutate(
         &self,
         tablet: u64,

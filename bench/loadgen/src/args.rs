@@ -93,8 +93,9 @@ pub struct BenchArgs {
     /// Bytes per YCSB field.
     #[arg(long, default_value_t = 100)]
     pub ycsb_field_size: usize,
-    /// Rows per mutateRows call in seqwrite and ycsb-load (1 = one mutateRow per row,
-    /// as the Bigtable paper's benchmark wrote).
+    /// Rows per mutateRows call in seqwrite, randwrite and ycsb-load (1 = one
+    /// mutateRow per row; more = a client-side write buffer, as HBase's
+    /// PerformanceEvaluation uses by default).
     #[arg(long, default_value_t = 1)]
     pub write_batch: usize,
     /// Rows read by randread-mem (a set small enough to stay in the block cache).

@@ -209,6 +209,7 @@ impl<'a> Worker<'a> {
     pub fn step(&mut self, task: Task) -> bool {
         match task {
             Task::SeqWrite => self.seq_write(),
+            Task::RandWrite if self.shared.write_batch > 1 => self.rand_write_batch(),
             Task::RandWrite => {
                 let k = self.chooser.next(&mut self.rng);
                 self.write_row(k)
@@ -254,6 +255,20 @@ impl<'a> Worker<'a> {
             .put(table, &row, &[(COLUMN, &self.value)])
             .map(|()| Checked::Ok(1));
         self.observe("write", started, result)
+    }
+
+    /// One mutateRows call of `write_batch` rows at random keys (what a client's
+    /// write buffer sends, as HBase's PerformanceEvaluation does by default).
+    fn rand_write_batch(&mut self) -> bool {
+        let rows: Vec<Vec<u8>> = (0..self.shared.write_batch)
+            .map(|_| bigtable_row(self.chooser.next(&mut self.rng)))
+            .collect();
+        let started = Instant::now();
+        let result =
+            self.conn
+                .put_rows(&self.shared.bigtable_table, &rows, &[(COLUMN, &self.value)]);
+        let units = rows.len() as u64;
+        self.observe("write", started, result.map(|()| Checked::Ok(units)))
     }
 
     fn seq_write(&mut self) -> bool {

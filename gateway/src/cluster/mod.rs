@@ -48,6 +48,32 @@ fn shown(b: &[u8]) -> String {
 }
 
 /// Maps a regionserver error for table `table`.
+/// Stores the outcome of row `i` of a batch.
+fn set_result(results: &mut [Option<BackendResult<()>>], i: usize, r: BackendResult<()>) {
+    if let Some(slot) = results.get_mut(i) {
+        *slot = Some(r);
+    }
+}
+
+/// Fails every row in `rows` with `e` (the first keeps it; the others get a copy
+/// of its message, marked retryable as it was).
+fn fail_rows(results: &mut [Option<BackendResult<()>>], rows: &[usize], e: BackendError) {
+    let (message, retry) = (e.to_string(), is_retryable(&e));
+    let mut first = Some(e);
+    for &i in rows {
+        let err = first.take().unwrap_or_else(|| BackendError::Io {
+            message: message.clone(),
+            retry,
+        });
+        set_result(results, i, Err(err));
+    }
+}
+
+/// Whether `e` says a retry may succeed.
+fn is_retryable(e: &BackendError) -> bool {
+    matches!(e, BackendError::Io { retry: true, .. })
+}
+
 pub(crate) fn rs_error(table: &[u8], e: RsError) -> BackendError {
     use tabula_storage::Error as S;
     match e {
@@ -137,6 +163,33 @@ impl ClusterBackend {
 
     /// Runs `f` on the tablet holding `row`, relocating and retrying while the
     /// regionserver answers that it does not serve it.
+    /// The rows `todo` (indexes into `mutations`) grouped by the tablet now holding
+    /// them, in row order within each group; rows that cannot be located get
+    /// their error in `results`.
+    fn group_by_tablet(
+        &self,
+        table: &Bytes,
+        mutations: &[RowMutation],
+        todo: &[usize],
+        results: &mut [Option<BackendResult<()>>],
+    ) -> Vec<(TabletLocation, Vec<usize>)> {
+        let mut groups: Vec<(TabletLocation, Vec<usize>)> = Vec::new();
+        for &i in todo {
+            let Some(m) = mutations.get(i) else { continue };
+            match self.router.locate(table, &m.row) {
+                Ok(loc) => match groups
+                    .iter_mut()
+                    .find(|(l, _)| l.tablet_id == loc.tablet_id && l.server == loc.server)
+                {
+                    Some((_, rows)) => rows.push(i),
+                    None => groups.push((loc, vec![i])),
+                },
+                Err(e) => set_result(results, i, Err(e)),
+            }
+        }
+        groups
+    }
+
     fn on_row<T>(
         &self,
         table: &[u8],
@@ -432,6 +485,85 @@ impl Backend for ClusterBackend {
         self.on_row(table, &mutation.row, |s, t| {
             s.mutate(t, mutation, durability)
         })
+    }
+
+    fn mutate_batch(
+        &self,
+        table: &[u8],
+        mutations: &[RowMutation],
+        durability: Durability,
+    ) -> BackendResult<Vec<BackendResult<()>>> {
+        let t = self.enabled_table(table)?;
+        let mut results: Vec<Option<BackendResult<()>>> = mutations.iter().map(|_| None).collect();
+        let mut todo = Vec::with_capacity(mutations.len());
+        for (i, m) in mutations.iter().enumerate() {
+            if m.row.is_empty() {
+                let empty = BackendError::InvalidArgument("row key is empty".into());
+                set_result(&mut results, i, Err(empty));
+            } else {
+                todo.push(i);
+            }
+        }
+        let deadline = std::time::Instant::now() + RELOCATE_TIMEOUT;
+        let mut pause = FIRST_RELOCATE_PAUSE;
+        loop {
+            let mut retry = Vec::new();
+            for (loc, rows) in self.group_by_tablet(&t.name, mutations, &todo, &mut results) {
+                let svc = match self.router.server(&loc.server) {
+                    Ok(svc) => svc,
+                    Err(e) => {
+                        fail_rows(&mut results, &rows, e);
+                        continue;
+                    }
+                };
+                let batch: Vec<RowMutation> = rows
+                    .iter()
+                    .filter_map(|&i| mutations.get(i).cloned())
+                    .collect();
+                match svc.mutate_batch(loc.tablet_id, &batch, durability) {
+                    Ok(per_row) => {
+                        for (&i, r) in rows.iter().zip(per_row) {
+                            match r {
+                                Ok(()) => set_result(&mut results, i, Ok(())),
+                                Err(e) if e.is_not_serving() => retry.push(i),
+                                Err(e) => set_result(&mut results, i, Err(rs_error(&t.name, e))),
+                            }
+                        }
+                        if retry.last().is_some_and(|i| rows.contains(i)) {
+                            self.router.invalidate(&t.name, &loc);
+                        }
+                    }
+                    Err(e) if e.is_not_serving() => {
+                        self.router.invalidate(&t.name, &loc);
+                        retry.extend(rows);
+                    }
+                    Err(e) => fail_rows(&mut results, &rows, rs_error(&t.name, e)),
+                }
+            }
+            if retry.is_empty() {
+                break;
+            }
+            if std::time::Instant::now() + pause > deadline {
+                let gone = rs_error(&t.name, RsError::NotServing { tablet: 0 });
+                fail_rows(&mut results, &retry, gone);
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
+            retry.sort_unstable();
+            todo = retry;
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(BackendError::Io {
+                        message: "row was not written".into(),
+                        retry: true,
+                    })
+                })
+            })
+            .collect())
     }
 
     fn check_and_mutate(

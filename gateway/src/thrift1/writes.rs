@@ -16,7 +16,7 @@ use super::columns::ColumnSpec;
 use super::convert::{durability, sort_like_hbase, tcell};
 use super::errors::{Thrift1Error, Thrift1Result};
 use super::{check_row_len, Thrift1Handler};
-use crate::backend::BackendError;
+use crate::backend::{mutate_in_runs, BackendError};
 
 /// What a put to a bare family (`fam`, no `:`) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,8 +162,8 @@ impl Thrift1Handler {
         let total = planned.len();
         let mut first: Option<BackendError> = None;
         let mut failed = 0;
-        for (rm, d) in &planned {
-            if let Err(e) = self.backend.mutate(table, rm, *d) {
+        for r in mutate_in_runs(self.backend.as_ref(), table, &planned)? {
+            if let Err(e) = r {
                 if is_table_level(&e) {
                     return Err(e.into());
                 }

@@ -20,7 +20,7 @@ use super::convert::{
 };
 use super::errors::{Thrift2Error, Thrift2Result};
 use super::Thrift2Handler;
-use crate::backend::BackendError;
+use crate::backend::{mutate_in_runs, BackendError};
 
 /// Failures that concern the whole table, not one row: deleteMultiple reports them
 /// as a TIOError instead of returning the delete.
@@ -99,8 +99,8 @@ impl Thrift2Handler {
             .map(put_mutation)
             .collect::<Thrift2Result<Vec<_>>>()?;
         let mut first_error = None;
-        for (rm, d) in rows {
-            if let Err(e) = self.backend.mutate(table, &rm, d) {
+        for r in mutate_in_runs(self.backend.as_ref(), table, &rows)? {
+            if let Err(e) = r {
                 if is_table_level(&e) {
                     return Err(e.into());
                 }

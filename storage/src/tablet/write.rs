@@ -49,6 +49,71 @@ impl Tablet {
         self.finish(pending)
     }
 
+    /// Applies several RowMutations in order, each atomically on its own row (the
+    /// batch as a whole is not atomic), and waits for the commit log once for all
+    /// of them: a client's batch of puts costs one group commit, not one per row.
+    /// Returns one result per mutation. A write is visible only once the batch's
+    /// log wait is over, as for [`Tablet::mutate`].
+    pub fn mutate_batch(&self, rms: &[RowMutation], durability: Durability) -> Vec<Result<()>> {
+        let mut results: Vec<Result<()>> = Vec::with_capacity(rms.len());
+        let mut pending: Vec<(usize, PendingWrite)> = Vec::new();
+        for (i, rm) in rms.iter().enumerate() {
+            // Never wait for flush room with writes pending: a flush waits until
+            // the writes of its memtable are published, and these are ours.
+            if !pending.is_empty() && !self.has_flush_room() {
+                self.finish_batch(std::mem::take(&mut pending), &mut results);
+            }
+            let committed = self.validate(rm).and_then(|()| {
+                if rm.mutations.is_empty() {
+                    return Ok(None);
+                }
+                let _row = self.row_locks.lock(&rm.row);
+                let now = self.shared.now_ms();
+                let entries = self.resolve(rm, now)?;
+                let p = if pending.is_empty() {
+                    self.commit(&rm.row, &entries, durability)?
+                } else {
+                    self.commit_now(&rm.row, &entries, durability)?
+                };
+                Ok(Some(p))
+            });
+            match committed {
+                Ok(Some(p)) => pending.push((i, p)),
+                Ok(None) => {}
+                Err(e) => {
+                    results.push(Err(e));
+                    continue;
+                }
+            }
+            results.push(Ok(()));
+        }
+        self.finish_batch(pending, &mut results);
+        results
+    }
+
+    /// Waits once for the log position of the last pending write (which covers
+    /// every earlier one: the log is written in order), publishes them all, and
+    /// records a failed wait in each of their results.
+    fn finish_batch(&self, pending: Vec<(usize, PendingWrite)>, results: &mut [Result<()>]) {
+        let last_logged = pending
+            .iter()
+            .filter_map(|(_, p)| p.log)
+            .max_by_key(|(pos, _)| pos.end());
+        let synced = match last_logged {
+            Some((pos, durability)) => self.shared.log.sync(pos, durability),
+            None => Ok(()),
+        };
+        for (i, p) in &pending {
+            self.mvcc.complete(p.seq);
+            if let (Err(e), Some(slot)) = (&synced, results.get_mut(*i)) {
+                *slot = Err(Error::io(
+                    format!("writing to tablet {}", self.id),
+                    std::io::Error::other(e.to_string()),
+                ));
+            }
+        }
+    }
+
     /// Checks a mutation against the tablet's range and schema.
     pub(crate) fn validate(&self, rm: &RowMutation) -> Result<()> {
         self.check_open()?;
@@ -165,6 +230,16 @@ impl Tablet {
         durability: Durability,
     ) -> Result<PendingWrite> {
         self.wait_for_flush_room()?;
+        self.commit_now(row, entries, durability)
+    }
+
+    /// [`Tablet::commit`] without waiting for flush room.
+    fn commit_now(
+        &self,
+        row: &[u8],
+        entries: &[Entry],
+        durability: Durability,
+    ) -> Result<PendingWrite> {
         let _w = self.write_lock.lock();
         self.check_open()?;
         let seq = self.mvcc.begin();
@@ -232,6 +307,12 @@ impl Tablet {
         drop(guard);
         self.shared.request_flush(self.id);
         true
+    }
+
+    /// True when a write would not stall in [`Tablet::wait_for_flush_room`].
+    fn has_flush_room(&self) -> bool {
+        !self.shared.memtable_memory.over_limit()
+            && self.version().frozen.len() < MAX_FROZEN_MEMTABLES
     }
 
     /// Blocks while too many frozen memtables of this tablet wait for their flush, or
