@@ -427,19 +427,39 @@ impl Engine {
         let children = parent.split(at, left_id, right_id)?;
         self.forget(id);
         let schema = parent.schema().as_ref().clone();
-        let left = self.open_tablet(TabletDescriptor {
-            id: left_id,
+        let describe = |id: u64, m: &ManifestState| TabletDescriptor {
+            id,
             schema: schema.clone(),
-            start_row: children.left.start_row.clone(),
-            end_row: children.left.end_row.clone(),
-        })?;
-        let right = self.open_tablet(TabletDescriptor {
-            id: right_id,
-            schema,
-            start_row: children.right.start_row.clone(),
-            end_row: children.right.end_row.clone(),
-        })?;
-        Ok((left, right))
+            start_row: m.start_row.clone(),
+            end_row: m.end_row.clone(),
+        };
+        let opened = self
+            .open_tablet(describe(left_id, &children.left))
+            .and_then(
+                |left| match self.open_tablet(describe(right_id, &children.right)) {
+                    Ok(right) => Ok((left, right)),
+                    Err(e) => {
+                        self.forget(left_id);
+                        Err(e)
+                    }
+                },
+            );
+        if let Err(e) = &opened {
+            // The children cannot serve: the parent (flushed, its files intact)
+            // serves its rows again; the children's directories are garbage.
+            tracing::warn!(tablet = id, error = %e, "opening split children failed; reopening the parent");
+            let desc = TabletDescriptor {
+                id,
+                schema: schema.clone(),
+                start_row: parent.start_row().clone(),
+                end_row: parent.end_row().clone(),
+            };
+            drop(parent);
+            if let Err(reopen) = self.open_tablet(desc) {
+                tracing::error!(tablet = id, error = %reopen, "reopening a split parent failed");
+            }
+        }
+        opened
     }
 
     /// Deletes a tablet's directory (its table was dropped). The caller makes sure no

@@ -146,3 +146,40 @@ fn children_rewrite_inherited_files_then_the_parent_directory_is_collected() {
     drop(engine);
     assert_rows_in_children(&reopen_children(opts));
 }
+
+/// A split that fails after the parent stopped taking writes (here: the right
+/// child's directory cannot be created) leaves the parent serving reads and writes
+/// instead of closed until a restart, and a later split of it succeeds.
+#[test]
+fn a_failed_split_leaves_the_parent_serving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = quiet_options(dir.path(), 1_000);
+    let (engine, parent) = filled_tablet(&opts, 2);
+    drop(parent);
+    let blocker = dir.path().join("tablets").join("3");
+    std::fs::write(&blocker, b"not a directory").expect("blocker");
+
+    assert!(engine.split_tablet(1, b"row020", 2, 3).is_err());
+    let parent = engine.tablet(1).expect("the parent is still open");
+    assert!(!parent.is_closed());
+    let m = RowMutation::new(row(7)).put(&b"a"[..], &b"q"[..], 11, "after");
+    parent
+        .mutate(&m, Durability::Sync)
+        .expect("the parent takes writes");
+    for i in 0..ROWS {
+        let expected = if i == 7 {
+            Bytes::from("after")
+        } else {
+            Bytes::from(format!("v{i}"))
+        };
+        assert_eq!(value_of(&engine, 1, &row(i)), Some(expected), "row {i}");
+    }
+
+    drop(parent);
+    std::fs::remove_file(&blocker).expect("remove blocker");
+    engine
+        .split_tablet(1, b"row020", 2, 3)
+        .expect("the retry splits");
+    assert_eq!(value_of(&engine, 2, &row(7)), Some(Bytes::from("after")));
+    assert_eq!(value_of(&engine, 3, &row(30)), Some(Bytes::from("v30")));
+}

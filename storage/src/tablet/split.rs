@@ -70,12 +70,24 @@ impl Tablet {
         self.flush()?;
         // Stop writes: nothing may land in the memtable after the final flush.
         self.close_for_writes();
-        if let Err(e) = self.flush() {
-            // Reopen for writes: the split did not happen.
-            self.closed
-                .store(false, std::sync::atomic::Ordering::Release);
-            return Err(e);
+        match self.hand_over(at, left_id, right_id) {
+            Ok(children) => Ok(children),
+            Err(e) => {
+                // The split did not happen: serve the parent again rather than leave
+                // its rows unserved until a restart. Child directories written so far
+                // are not in any catalog and are collected as garbage.
+                self.closed
+                    .store(false, std::sync::atomic::Ordering::Release);
+                tracing::warn!(tablet = self.id, error = %e, "split failed; the tablet serves on");
+                Err(e)
+            }
         }
+    }
+
+    /// The part of a split after writes stopped: the final flush, then the files
+    /// handed to the two children's manifests.
+    fn hand_over(&self, at: &[u8], left_id: u64, right_id: u64) -> Result<SplitChildren> {
+        self.flush()?;
         // From now on the parent's files belong to the children: should the parent
         // ever be reopened, it must not delete them.
         let parent = {
