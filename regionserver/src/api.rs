@@ -120,15 +120,15 @@ pub trait TabletService: Send + Sync {
     /// Applies a RowMutation atomically.
     fn mutate(&self, tablet: u64, mutation: &RowMutation, durability: Durability) -> RsResult<()>;
 
-    /// Applies several RowMutations of one tablet, each atomically on its own row,
-    /// with one commit-log wait for all of them. The outer error means the tablet
-    /// was not reached (not served here, closed); otherwise one result per row.
+    /// Applies batches of RowMutations to tablets of this server, each row
+    /// atomically on its own, with one commit-log wait for all of them. Per
+    /// tablet: an error when it is not reached (not served here, closed),
+    /// otherwise one result per row.
     fn mutate_batch(
         &self,
-        tablet: u64,
-        mutations: &[RowMutation],
+        batches: &[(u64, Vec<RowMutation>)],
         durability: Durability,
-    ) -> RsResult<Vec<RsResult<()>>>;
+    ) -> Vec<RsResult<Vec<RsResult<()>>>>;
 
     /// Applies `mutation` if `condition` holds; returns whether it did.
     fn check_and_mutate(

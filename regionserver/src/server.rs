@@ -132,15 +132,22 @@ impl TabletService for RegionServer {
 
     fn mutate_batch(
         &self,
-        tablet: u64,
-        mutations: &[RowMutation],
+        batches: &[(u64, Vec<RowMutation>)],
         durability: Durability,
-    ) -> RsResult<Vec<RsResult<()>>> {
-        let t = self.tablet(tablet)?;
-        Ok(t.mutate_batch(mutations, durability)
+    ) -> Vec<RsResult<Vec<RsResult<()>>>> {
+        let groups: Vec<(u64, &[RowMutation])> = batches
+            .iter()
+            .map(|(tablet, rows)| (*tablet, rows.as_slice()))
+            .collect();
+        self.engine
+            .mutate_batches(&groups, durability)
             .into_iter()
-            .map(|r| r.map_err(RsError::from))
-            .collect())
+            .map(|group| {
+                group
+                    .map(|rows| rows.into_iter().map(|r| r.map_err(RsError::from)).collect())
+                    .map_err(RsError::from)
+            })
+            .collect()
     }
 
     fn check_and_mutate(

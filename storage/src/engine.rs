@@ -25,6 +25,7 @@ use crate::memory::MemtableMemory;
 use crate::memtable::Memtable;
 use crate::recovery;
 use crate::tablet::{Tablet, TabletDescriptor, TabletFile};
+use crate::types::{Durability, RowMutation};
 
 /// A source of "now" in milliseconds since the epoch (tests substitute their own).
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -413,6 +414,28 @@ impl Engine {
         if let Err(e) = self.shared.log.forget_tablet(id) {
             tracing::warn!(tablet = id, error = %e, "could not release commit log segments");
         }
+    }
+
+    /// Applies client batches to open tablets of this engine, each row atomic on its
+    /// own, waiting for the shared commit log once for all of them. Per group: an
+    /// error when its tablet is not open here, otherwise one result per row.
+    pub fn mutate_batches(
+        &self,
+        groups: &[(u64, &[RowMutation])],
+        durability: Durability,
+    ) -> Vec<Result<Vec<Result<()>>>> {
+        let tablets: Vec<Result<Arc<Tablet>>> =
+            groups.iter().map(|&(id, _)| self.tablet(id)).collect();
+        let open: Vec<(&Tablet, &[RowMutation])> = tablets
+            .iter()
+            .zip(groups)
+            .filter_map(|(t, &(_, rows))| t.as_ref().ok().map(|t| (t.as_ref(), rows)))
+            .collect();
+        let mut applied = crate::tablet::batch::apply_batches(&open, durability).into_iter();
+        tablets
+            .into_iter()
+            .map(|t| t.map(|_| applied.next().unwrap_or_default()))
+            .collect()
     }
 
     /// Splits an open tablet, opens both children and closes the parent.

@@ -87,3 +87,60 @@ fn a_batch_may_write_one_row_twice_and_skips_empty_mutations() {
     assert_eq!(value_of(&tablet, &row(1)), Some(Bytes::from("second")));
     assert_eq!(value_of(&tablet, &row(2)), None);
 }
+
+#[test]
+fn one_engine_batch_spans_tablets_and_names_the_missing_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = Engine::open(quiet_options(dir.path(), 1_000)).expect("engine opens");
+    let halves = [(1u64, "", "row0100"), (2, "row0100", "")];
+    for (id, start, end) in halves {
+        engine
+            .open_tablet(tabula_storage::tablet::TabletDescriptor {
+                id,
+                schema: schema(),
+                start_row: Bytes::from(start),
+                end_row: Bytes::from(end),
+            })
+            .expect("tablet opens");
+    }
+    let put = |i: usize| RowMutation::new(row(i)).put(&b"f"[..], &b"q"[..], 5, format!("v{i}"));
+    let low: Vec<RowMutation> = (0..100).map(put).collect();
+    let high: Vec<RowMutation> = (100..200).map(put).collect();
+    let groups = [(1u64, &low[..]), (9, &high[..]), (2, &high[..])];
+    let outcome = engine.mutate_batches(&groups, Durability::Sync);
+    assert_eq!(outcome.len(), 3);
+    assert!(outcome[0]
+        .as_ref()
+        .is_ok_and(|r| r.len() == 100 && r.iter().all(Result::is_ok)));
+    assert!(
+        matches!(outcome[1], Err(Error::TabletNotOpen { tablet: 9 })),
+        "{:?}",
+        outcome[1].as_ref().err()
+    );
+    assert!(outcome[2]
+        .as_ref()
+        .is_ok_and(|r| r.len() == 100 && r.iter().all(Result::is_ok)));
+
+    let copy = tempfile::tempdir().expect("tempdir");
+    copy_dir(dir.path(), copy.path());
+    let reopened = Engine::open(quiet_options(copy.path(), 1_000)).expect("engine reopens");
+    for (id, start, end) in halves {
+        let t = reopened
+            .open_tablet(tabula_storage::tablet::TabletDescriptor {
+                id,
+                schema: schema(),
+                start_row: Bytes::from(start),
+                end_row: Bytes::from(end),
+            })
+            .expect("tablet reopens");
+        let rows = if id == 1 { 0..100 } else { 100..200 };
+        for i in rows {
+            assert_eq!(
+                value_of(&t, &row(i)),
+                Some(Bytes::from(format!("v{i}"))),
+                "row {i} after replay"
+            );
+        }
+    }
+    drop(engine);
+}

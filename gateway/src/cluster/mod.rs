@@ -48,6 +48,21 @@ fn shown(b: &[u8]) -> String {
 }
 
 /// Maps a regionserver error for table `table`.
+/// Tablet groups of a batch gathered per regionserver (one call each).
+type ServerBatches = Vec<(String, Vec<(TabletLocation, Vec<usize>)>)>;
+
+/// Gathers a batch's tablet groups by the server holding them, in first-seen order.
+fn by_server(groups: Vec<(TabletLocation, Vec<usize>)>) -> ServerBatches {
+    let mut servers: ServerBatches = Vec::new();
+    for (loc, rows) in groups {
+        match servers.iter_mut().find(|(s, _)| *s == loc.server) {
+            Some((_, tablets)) => tablets.push((loc, rows)),
+            None => servers.push((loc.server.clone(), vec![(loc, rows)])),
+        }
+    }
+    servers
+}
+
 /// Stores the outcome of row `i` of a batch.
 fn set_result(results: &mut [Option<BackendResult<()>>], i: usize, r: BackendResult<()>) {
     if let Some(slot) = results.get_mut(i) {
@@ -508,36 +523,53 @@ impl Backend for ClusterBackend {
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let mut retry = Vec::new();
-            for (loc, rows) in self.group_by_tablet(&t.name, mutations, &todo, &mut results) {
-                let svc = match self.router.server(&loc.server) {
+            let groups = self.group_by_tablet(&t.name, mutations, &todo, &mut results);
+            for (server, tablets) in by_server(groups) {
+                let svc = match self.router.server(&server) {
                     Ok(svc) => svc,
                     Err(e) => {
+                        let rows: Vec<usize> = tablets
+                            .iter()
+                            .flat_map(|(_, r)| r.iter().copied())
+                            .collect();
                         fail_rows(&mut results, &rows, e);
                         continue;
                     }
                 };
-                let batch: Vec<RowMutation> = rows
+                let batches: Vec<(u64, Vec<RowMutation>)> = tablets
                     .iter()
-                    .filter_map(|&i| mutations.get(i).cloned())
+                    .map(|(loc, rows)| {
+                        let batch = rows.iter().filter_map(|&i| mutations.get(i).cloned());
+                        (loc.tablet_id, batch.collect())
+                    })
                     .collect();
-                match svc.mutate_batch(loc.tablet_id, &batch, durability) {
-                    Ok(per_row) => {
-                        for (&i, r) in rows.iter().zip(per_row) {
-                            match r {
-                                Ok(()) => set_result(&mut results, i, Ok(())),
-                                Err(e) if e.is_not_serving() => retry.push(i),
-                                Err(e) => set_result(&mut results, i, Err(rs_error(&t.name, e))),
+                let outcomes = svc.mutate_batch(&batches, durability);
+                for ((loc, rows), outcome) in tablets.into_iter().zip(outcomes) {
+                    match outcome {
+                        Ok(per_row) => {
+                            let mut moved = false;
+                            for (&i, r) in rows.iter().zip(per_row) {
+                                match r {
+                                    Ok(()) => set_result(&mut results, i, Ok(())),
+                                    Err(e) if e.is_not_serving() => {
+                                        moved = true;
+                                        retry.push(i);
+                                    }
+                                    Err(e) => {
+                                        set_result(&mut results, i, Err(rs_error(&t.name, e)))
+                                    }
+                                }
+                            }
+                            if moved {
+                                self.router.invalidate(&t.name, &loc);
                             }
                         }
-                        if retry.last().is_some_and(|i| rows.contains(i)) {
+                        Err(e) if e.is_not_serving() => {
                             self.router.invalidate(&t.name, &loc);
+                            retry.extend(rows);
                         }
+                        Err(e) => fail_rows(&mut results, &rows, rs_error(&t.name, e)),
                     }
-                    Err(e) if e.is_not_serving() => {
-                        self.router.invalidate(&t.name, &loc);
-                        retry.extend(rows);
-                    }
-                    Err(e) => fail_rows(&mut results, &rows, rs_error(&t.name, e)),
                 }
             }
             if retry.is_empty() {

@@ -7,6 +7,7 @@
 //! Must not: manage the commit log's segments, the block cache or other tablets (the
 //! [`crate::engine`] owns what tablets share).
 
+pub mod batch;
 pub mod compact;
 pub mod flush;
 pub mod rmw;

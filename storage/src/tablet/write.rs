@@ -33,6 +33,13 @@ pub(crate) struct PendingWrite {
     log: Option<(LogPosition, Durability)>,
 }
 
+impl PendingWrite {
+    /// Where the write's log record ends and how durable it must be, if logged.
+    pub(crate) fn log(&self) -> Option<(LogPosition, Durability)> {
+        self.log
+    }
+}
+
 impl Tablet {
     /// Applies a RowMutation atomically and durably (per `durability`).
     pub fn mutate(&self, rm: &RowMutation, durability: Durability) -> Result<()> {
@@ -55,63 +62,40 @@ impl Tablet {
     /// Returns one result per mutation. A write is visible only once the batch's
     /// log wait is over, as for [`Tablet::mutate`].
     pub fn mutate_batch(&self, rms: &[RowMutation], durability: Durability) -> Vec<Result<()>> {
-        let mut results: Vec<Result<()>> = Vec::with_capacity(rms.len());
-        let mut pending: Vec<(usize, PendingWrite)> = Vec::new();
-        for (i, rm) in rms.iter().enumerate() {
-            // Never wait for flush room with writes pending: a flush waits until
-            // the writes of its memtable are published, and these are ours.
-            if !pending.is_empty() && !self.has_flush_room() {
-                self.finish_batch(std::mem::take(&mut pending), &mut results);
-            }
-            let committed = self.validate(rm).and_then(|()| {
-                if rm.mutations.is_empty() {
-                    return Ok(None);
-                }
-                let _row = self.row_locks.lock(&rm.row);
-                let now = self.shared.now_ms();
-                let entries = self.resolve(rm, now)?;
-                let p = if pending.is_empty() {
-                    self.commit(&rm.row, &entries, durability)?
-                } else {
-                    self.commit_now(&rm.row, &entries, durability)?
-                };
-                Ok(Some(p))
-            });
-            match committed {
-                Ok(Some(p)) => pending.push((i, p)),
-                Ok(None) => {}
-                Err(e) => {
-                    results.push(Err(e));
-                    continue;
-                }
-            }
-            results.push(Ok(()));
-        }
-        self.finish_batch(pending, &mut results);
-        results
+        super::batch::apply_batches(&[(self, rms)], durability)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
     }
 
-    /// Waits once for the log position of the last pending write (which covers
-    /// every earlier one: the log is written in order), publishes them all, and
-    /// records a failed wait in each of their results.
-    fn finish_batch(&self, pending: Vec<(usize, PendingWrite)>, results: &mut [Result<()>]) {
-        let last_logged = pending
-            .iter()
-            .filter_map(|(_, p)| p.log)
-            .max_by_key(|(pos, _)| pos.end());
-        let synced = match last_logged {
-            Some((pos, durability)) => self.shared.log.sync(pos, durability),
-            None => Ok(()),
-        };
-        for (i, p) in &pending {
-            self.mvcc.complete(p.seq);
-            if let (Err(e), Some(slot)) = (&synced, results.get_mut(*i)) {
-                *slot = Err(Error::io(
-                    format!("writing to tablet {}", self.id),
-                    std::io::Error::other(e.to_string()),
-                ));
-            }
+    /// Validates, locks, resolves and commits one row of a batch without
+    /// publishing it. `may_stall`: whether it may wait for flush room (only when
+    /// the batch holds no unpublished write). `None` for an empty mutation.
+    pub(crate) fn commit_for_batch(
+        &self,
+        rm: &RowMutation,
+        durability: Durability,
+        may_stall: bool,
+    ) -> Result<Option<PendingWrite>> {
+        self.validate(rm)?;
+        if rm.mutations.is_empty() {
+            return Ok(None);
         }
+        let _row = self.row_locks.lock(&rm.row);
+        let now = self.shared.now_ms();
+        let entries = self.resolve(rm, now)?;
+        let p = if may_stall {
+            self.commit(&rm.row, &entries, durability)?
+        } else {
+            self.commit_now(&rm.row, &entries, durability)?
+        };
+        Ok(Some(p))
+    }
+
+    /// Publishes a write committed by [`Tablet::commit_for_batch`] once its log wait
+    /// is over.
+    pub(crate) fn publish(&self, pending: &PendingWrite) {
+        self.mvcc.complete(pending.seq);
     }
 
     /// Checks a mutation against the tablet's range and schema.
@@ -310,7 +294,7 @@ impl Tablet {
     }
 
     /// True when a write would not stall in [`Tablet::wait_for_flush_room`].
-    fn has_flush_room(&self) -> bool {
+    pub(crate) fn has_flush_room(&self) -> bool {
         !self.shared.memtable_memory.over_limit()
             && self.version().frozen.len() < MAX_FROZEN_MEMTABLES
     }
