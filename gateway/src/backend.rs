@@ -157,26 +157,32 @@ pub trait TableScanner: Send {
     fn next_rows(&mut self, n: usize) -> BackendResult<Vec<RowResult>>;
 }
 
-/// Everything the Thrift handlers need from the database.
 /// Applies `planned` rows through [`Backend::mutate_batch`], one batch per run of
 /// consecutive rows with the same durability (so rows keep their order). The error
 /// is table-level; otherwise one result per row, in order.
 pub fn mutate_in_runs(
     backend: &dyn Backend,
     table: &[u8],
-    planned: &[(RowMutation, Durability)],
+    planned: Vec<(RowMutation, Durability)>,
 ) -> BackendResult<Vec<BackendResult<()>>> {
     let mut results = Vec::with_capacity(planned.len());
-    for run in planned.chunk_by(|a, b| a.1 == b.1) {
-        let Some(&(_, durability)) = run.first() else {
-            continue;
-        };
-        let rows: Vec<RowMutation> = run.iter().map(|(rm, _)| rm.clone()).collect();
-        results.extend(backend.mutate_batch(table, &rows, durability)?);
+    let mut run: Vec<RowMutation> = Vec::new();
+    let mut run_durability = None;
+    for (rm, durability) in planned {
+        if let Some(d) = run_durability.filter(|&d| d != durability) {
+            results.extend(backend.mutate_batch(table, &run, d)?);
+            run.clear();
+        }
+        run_durability = Some(durability);
+        run.push(rm);
+    }
+    if let Some(d) = run_durability {
+        results.extend(backend.mutate_batch(table, &run, d)?);
     }
     Ok(results)
 }
 
+/// Everything the Thrift handlers need from the database.
 pub trait Backend: Send + Sync {
     // ---- namespaces
     fn list_namespaces(&self) -> BackendResult<Vec<NamespaceInfo>>;

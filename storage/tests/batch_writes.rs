@@ -7,7 +7,7 @@
 mod common;
 
 use bytes::Bytes;
-use common::{copy_dir, open_engine, quiet_options, whole_table};
+use common::{copy_dir, open_engine, open_range, quiet_options, whole_table};
 use tabula_storage::{
     Durability, Engine, Error, FamilySchema, ReadOptions, RowMutation, TableSchema, Tablet,
 };
@@ -94,14 +94,7 @@ fn one_engine_batch_spans_tablets_and_names_the_missing_ones() {
     let engine = Engine::open(quiet_options(dir.path(), 1_000)).expect("engine opens");
     let halves = [(1u64, "", "row0100"), (2, "row0100", "")];
     for (id, start, end) in halves {
-        engine
-            .open_tablet(tabula_storage::tablet::TabletDescriptor {
-                id,
-                schema: schema(),
-                start_row: Bytes::from(start),
-                end_row: Bytes::from(end),
-            })
-            .expect("tablet opens");
+        open_range(&engine, id, schema(), start, end);
     }
     let put = |i: usize| RowMutation::new(row(i)).put(&b"f"[..], &b"q"[..], 5, format!("v{i}"));
     let low: Vec<RowMutation> = (0..100).map(put).collect();
@@ -125,14 +118,7 @@ fn one_engine_batch_spans_tablets_and_names_the_missing_ones() {
     copy_dir(dir.path(), copy.path());
     let reopened = Engine::open(quiet_options(copy.path(), 1_000)).expect("engine reopens");
     for (id, start, end) in halves {
-        let t = reopened
-            .open_tablet(tabula_storage::tablet::TabletDescriptor {
-                id,
-                schema: schema(),
-                start_row: Bytes::from(start),
-                end_row: Bytes::from(end),
-            })
-            .expect("tablet reopens");
+        let t = open_range(&reopened, id, schema(), start, end);
         let rows = if id == 1 { 0..100 } else { 100..200 };
         for i in rows {
             assert_eq!(

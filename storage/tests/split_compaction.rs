@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::{open_engine, quiet_options};
+use common::{open_engine, open_range, quiet_options};
 use tabula_storage::{
     Durability, Engine, EngineOptions, Error, FamilySchema, ReadOptions, RowMutation, TableSchema,
     Tablet,
@@ -61,14 +61,7 @@ fn assert_rows_in_children(engine: &Engine) {
 fn reopen_children(opts: EngineOptions) -> Engine {
     let engine = Engine::open(opts).expect("reopen");
     for (id, start, end) in [(2u64, "", "row020"), (3, "row020", "")] {
-        engine
-            .open_tablet(tabula_storage::tablet::TabletDescriptor {
-                id,
-                schema: schema(),
-                start_row: Bytes::from(start),
-                end_row: Bytes::from(end),
-            })
-            .expect("child reopens");
+        open_range(&engine, id, schema(), start, end);
     }
     engine
 }

@@ -162,7 +162,7 @@ impl Thrift1Handler {
         let total = planned.len();
         let mut first: Option<BackendError> = None;
         let mut failed = 0;
-        for r in mutate_in_runs(self.backend.as_ref(), table, &planned)? {
+        for r in mutate_in_runs(self.backend.as_ref(), table, planned)? {
             if let Err(e) = r {
                 if is_table_level(&e) {
                     return Err(e.into());

@@ -99,7 +99,7 @@ impl Thrift2Handler {
             .map(put_mutation)
             .collect::<Thrift2Result<Vec<_>>>()?;
         let mut first_error = None;
-        for r in mutate_in_runs(self.backend.as_ref(), table, &rows)? {
+        for r in mutate_in_runs(self.backend.as_ref(), table, rows)? {
             if let Err(e) = r {
                 if is_table_level(&e) {
                     return Err(e.into());

@@ -43,17 +43,10 @@ impl PendingWrite {
 impl Tablet {
     /// Applies a RowMutation atomically and durably (per `durability`).
     pub fn mutate(&self, rm: &RowMutation, durability: Durability) -> Result<()> {
-        self.validate(rm)?;
-        if rm.mutations.is_empty() {
-            return Ok(());
+        match self.commit_for_batch(rm, durability, true)? {
+            Some(pending) => self.finish(pending),
+            None => Ok(()),
         }
-        let pending = {
-            let _row = self.row_locks.lock(&rm.row);
-            let now = self.shared.now_ms();
-            let entries = self.resolve(rm, now)?;
-            self.commit(&rm.row, &entries, durability)?
-        };
-        self.finish(pending)
     }
 
     /// Applies several RowMutations in order, each atomically on its own row (the
@@ -68,9 +61,10 @@ impl Tablet {
             .unwrap_or_default()
     }
 
-    /// Validates, locks, resolves and commits one row of a batch without
-    /// publishing it. `may_stall`: whether it may wait for flush room (only when
-    /// the batch holds no unpublished write). `None` for an empty mutation.
+    /// Validates, locks, resolves and commits one row without publishing it (the row
+    /// lock is released on return). `may_stall`: whether it may wait for flush room
+    /// (a batch allows it only while it holds no unpublished write). `None` for an
+    /// empty mutation.
     pub(crate) fn commit_for_batch(
         &self,
         rm: &RowMutation,

@@ -73,6 +73,24 @@ pub fn whole_table(id: u64, schema: TableSchema) -> TabletDescriptor {
     }
 }
 
+/// Opens tablet `id` over rows `[start, end)` ("" = unbounded) of `schema`.
+pub fn open_range(
+    engine: &Engine,
+    id: u64,
+    schema: TableSchema,
+    start: &'static str,
+    end: &'static str,
+) -> Arc<Tablet> {
+    engine
+        .open_tablet(TabletDescriptor {
+            id,
+            schema,
+            start_row: Bytes::from(start),
+            end_row: Bytes::from(end),
+        })
+        .expect("tablet opens")
+}
+
 /// Opens an engine and tablet 1 (whole table) with `schema`.
 pub fn open_engine(opts: EngineOptions, schema: TableSchema) -> (Engine, Arc<Tablet>) {
     let engine = Engine::open(opts).expect("engine opens");
