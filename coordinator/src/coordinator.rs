@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use tabula_regionserver::{RsError, TabletService};
@@ -24,8 +25,8 @@ use crate::catalog::{
 };
 use crate::lock::{CasOutcome, LockError, LockService, SessionId};
 use crate::tables::{
-    canonical_name, split_name, validate_namespace, validate_table_name, NamespaceDescriptor,
-    TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
+    canonical_name, canonical_slice, split_name, validate_namespace, validate_table_name,
+    NamespaceDescriptor, TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
 };
 
 const COORDINATOR_LOCK: &str = "/tabula/coordinator";
@@ -106,8 +107,11 @@ pub struct Coordinator {
     lock: Arc<dyn LockService>,
     session: SessionId,
     opts: CoordinatorOptions,
-    servers: RwLock<BTreeMap<String, Arc<dyn TabletService>>>,
-    tables: RwLock<BTreeMap<Bytes, TableDescriptor>>,
+    /// The regionservers, fixed at construction (read without a lock).
+    servers: BTreeMap<String, Arc<dyn TabletService>>,
+    /// The user tables, read on every data call without a lock; replaced whole
+    /// when a table is created, changed or deleted.
+    tables: ArcSwap<BTreeMap<Bytes, TableDescriptor>>,
     namespaces: RwLock<BTreeMap<String, NamespaceDescriptor>>,
     /// Serializes admin operations (create/delete/enable/disable/split).
     admin: Mutex<()>,
@@ -161,8 +165,8 @@ impl Coordinator {
             lock,
             session,
             opts,
-            servers: RwLock::new(servers.into_iter().map(|s| (s.name(), s)).collect()),
-            tables: RwLock::new(BTreeMap::new()),
+            servers: servers.into_iter().map(|s| (s.name(), s)).collect(),
+            tables: ArcSwap::from_pointee(BTreeMap::new()),
             namespaces: RwLock::new(BTreeMap::new()),
             admin: Mutex::new(()),
             cluster_id,
@@ -190,12 +194,12 @@ impl Coordinator {
 
     /// A registered regionserver.
     pub fn server(&self, name: &str) -> Option<Arc<dyn TabletService>> {
-        self.servers.read().get(name).cloned()
+        self.servers.get(name).cloned()
     }
 
     /// Every registered regionserver.
     pub fn servers(&self) -> Vec<Arc<dyn TabletService>> {
-        self.servers.read().values().cloned().collect()
+        self.servers.values().cloned().collect()
     }
 
     fn server_or_err(&self, name: &str) -> CoordResult<Arc<dyn TabletService>> {
@@ -238,19 +242,32 @@ impl Coordinator {
             let t = TableDescriptor::decode(&v.value).ok_or(CoordError::Corrupt { what: path })?;
             tables.insert(t.name.clone(), t);
         }
-        *self.tables.write() = tables;
+        self.tables.store(Arc::new(tables));
         Ok(())
     }
 
     fn store_table(&self, t: &TableDescriptor) -> CoordResult<()> {
         self.lock.put(&table_path(&t.name), &t.encode())?;
-        self.tables.write().insert(t.name.clone(), t.clone());
+        self.tables.rcu(|tables| {
+            let mut tables = BTreeMap::clone(tables);
+            tables.insert(t.name.clone(), t.clone());
+            tables
+        });
         Ok(())
     }
 
     /// A user table's descriptor (by any spelling of its name).
     pub fn table(&self, name: &[u8]) -> Option<TableDescriptor> {
-        self.tables.read().get(&canonical_name(name)).cloned()
+        self.tables.load().get(canonical_slice(name)).cloned()
+    }
+
+    /// The stored name of table `name` and whether it is enabled, without copying
+    /// its descriptor (the per-call check of the data path).
+    pub fn table_status(&self, name: &[u8]) -> Option<(Bytes, bool)> {
+        self.tables
+            .load()
+            .get(canonical_slice(name))
+            .map(|t| (t.name.clone(), t.enabled))
     }
 
     fn table_or_err(&self, name: &[u8]) -> CoordResult<TableDescriptor> {
@@ -260,7 +277,7 @@ impl Coordinator {
 
     /// Every user table.
     pub fn tables(&self) -> Vec<TableDescriptor> {
-        self.tables.read().values().cloned().collect()
+        self.tables.load().values().cloned().collect()
     }
 
     /// The system tables (the catalog), described like user tables.
@@ -538,7 +555,7 @@ impl Coordinator {
         }
         let used = self
             .tables
-            .read()
+            .load()
             .keys()
             .any(|t| split_name(t).0 == name.as_bytes());
         if used {
@@ -586,7 +603,7 @@ impl Coordinator {
         if !self.namespaces.read().contains_key(&ns) {
             return Err(CoordError::NamespaceNotFound(ns));
         }
-        if self.tables.read().contains_key(&name) {
+        if self.tables.load().contains_key(&name) {
             return Err(CoordError::TableExists(shown(&name)));
         }
         let desc = TableDescriptor {
@@ -644,7 +661,11 @@ impl Coordinator {
         }
         self.drop_tablets(&t.name)?;
         self.lock.delete(&table_path(&t.name))?;
-        self.tables.write().remove(&t.name);
+        self.tables.rcu(|tables| {
+            let mut tables = BTreeMap::clone(tables);
+            tables.remove(&t.name);
+            tables
+        });
         Ok(())
     }
 

@@ -198,11 +198,16 @@ pub fn split_name(name: &[u8]) -> (&[u8], &[u8]) {
 
 /// The name clients use: `t` for the default namespace, `ns:t` otherwise.
 pub fn canonical_name(name: &[u8]) -> Bytes {
+    Bytes::copy_from_slice(canonical_slice(name))
+}
+
+/// [`canonical_name`] as a slice of `name` (no copy).
+pub fn canonical_slice(name: &[u8]) -> &[u8] {
     let (ns, q) = split_name(name);
     if ns == DEFAULT_NAMESPACE.as_bytes() {
-        Bytes::copy_from_slice(q)
+        q
     } else {
-        Bytes::copy_from_slice(name)
+        name
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::cache::BlockCache;
@@ -216,7 +217,12 @@ impl Shared {
 /// The storage engine of one server.
 pub struct Engine {
     shared: Arc<Shared>,
-    tablets: Mutex<HashMap<u64, Arc<Tablet>>>,
+    /// The open tablets, read on every call without a lock; replaced whole (under
+    /// `opening`) when a tablet opens or goes.
+    tablets: ArcSwap<HashMap<u64, Arc<Tablet>>>,
+    /// Serializes tablet opens, so that two opens of one tablet cannot both pass the
+    /// "not open yet" check.
+    opening: Mutex<()>,
     workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -250,7 +256,8 @@ impl Engine {
         });
         let engine = Engine {
             shared,
-            tablets: Mutex::new(HashMap::new()),
+            tablets: ArcSwap::from_pointee(HashMap::new()),
+            opening: Mutex::new(()),
             workers: Mutex::new(Vec::new()),
         };
         if engine.shared.opts.background_work {
@@ -289,8 +296,8 @@ impl Engine {
     /// Opens a tablet: its manifest (created if new), its files, and any recovered
     /// edits, which are replayed and flushed before the tablet serves.
     pub fn open_tablet(&self, desc: TabletDescriptor) -> Result<Arc<Tablet>> {
-        let mut open = self.tablets.lock();
-        if open.contains_key(&desc.id) {
+        let opening = self.opening.lock();
+        if self.tablets.load().contains_key(&desc.id) {
             return Err(Error::TabletAlreadyOpen { tablet: desc.id });
         }
         let dir = self.shared.tablets_root.join(desc.id.to_string());
@@ -351,8 +358,12 @@ impl Engine {
             .tablets
             .write()
             .insert(desc.id, Arc::downgrade(&tablet));
-        open.insert(desc.id, Arc::clone(&tablet));
-        drop(open);
+        self.tablets.rcu(|open| {
+            let mut open = HashMap::clone(open);
+            open.insert(desc.id, Arc::clone(&tablet));
+            open
+        });
+        drop(opening);
         self.shared.maybe_request_compaction(&tablet);
         Ok(tablet)
     }
@@ -382,7 +393,7 @@ impl Engine {
     /// The open tablet `id`.
     pub fn tablet(&self, id: u64) -> Result<Arc<Tablet>> {
         self.tablets
-            .lock()
+            .load()
             .get(&id)
             .cloned()
             .ok_or(Error::TabletNotOpen { tablet: id })
@@ -390,7 +401,7 @@ impl Engine {
 
     /// Every open tablet.
     pub fn tablets(&self) -> Vec<Arc<Tablet>> {
-        self.tablets.lock().values().cloned().collect()
+        self.tablets.load().values().cloned().collect()
     }
 
     /// Flushes and closes a tablet; its log records are no longer needed.
@@ -407,7 +418,13 @@ impl Engine {
     /// Drops a tablet from the registry without flushing (after a split, or when
     /// its table is deleted).
     pub fn forget(&self, id: u64) {
-        if let Some(t) = self.tablets.lock().remove(&id) {
+        let mut removed = None;
+        self.tablets.rcu(|open| {
+            let mut open = HashMap::clone(open);
+            removed = open.remove(&id);
+            open
+        });
+        if let Some(t) = removed {
             t.mark_closed();
         }
         self.shared.tablets.write().remove(&id);

@@ -89,10 +89,55 @@ impl RowFilter {
     }
 }
 
+/// A memtable key: the internal key with its first 16 bytes also held inline, as
+/// two big-endian integers, so that most comparisons of a skiplist search are
+/// decided inside the node without following the pointer to the key's bytes (each
+/// such pointer is a likely cache miss).
+///
+/// The inline head pads short keys with zeros. Two keys whose heads differ compare
+/// as their heads do (the first differing padded byte is a real byte of at least
+/// one key, and a key that ends there is a prefix of the other); equal heads fall
+/// back to comparing the whole keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MemKey {
+    head: (u64, u64),
+    bytes: Vec<u8>,
+}
+
+impl MemKey {
+    fn new(bytes: Vec<u8>) -> Self {
+        let mut head = [0u8; 16];
+        let n = bytes.len().min(16);
+        if let (Some(dst), Some(src)) = (head.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        let (hi, lo) = head.split_at(8);
+        let word = |b: &[u8]| u64::from_be_bytes(b.try_into().unwrap_or([0; 8]));
+        MemKey {
+            head: (word(hi), word(lo)),
+            bytes,
+        }
+    }
+}
+
+impl Ord for MemKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.head
+            .cmp(&other.head)
+            .then_with(|| self.bytes.as_slice().cmp(other.bytes.as_slice()))
+    }
+}
+
+impl PartialOrd for MemKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// A sorted in-memory table of internal keys.
 #[derive(Debug)]
 pub struct Memtable {
-    map: SkipMap<Vec<u8>, Bytes>,
+    map: SkipMap<MemKey, Bytes>,
     size: AtomicUsize,
     max_seq: AtomicU64,
     /// Set before the first delete marker is inserted (the caller says which
@@ -163,11 +208,17 @@ impl Memtable {
     /// the previous value (same coordinates, timestamp and sequence).
     pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
         let charge = key.len() + value.len() + ENTRY_OVERHEAD;
-        self.map.insert(key, value);
+        self.map.insert(MemKey::new(key), value);
         self.size.fetch_add(charge, Ordering::Relaxed);
         if let Some(g) = &self.gauge {
             g.charge(charge);
         }
+        self.max_seq.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Records that a write with sequence number `seq` will be inserted, before its
+    /// entries are: from then on [`Memtable::max_seq`] covers it.
+    pub fn note_seq(&self, seq: u64) {
         self.max_seq.fetch_max(seq, Ordering::AcqRel);
     }
 
@@ -206,13 +257,13 @@ impl Memtable {
 
     /// The largest key, if any.
     pub fn last_key(&self) -> Option<Vec<u8>> {
-        self.map.back().map(|e| e.key().clone())
+        self.map.back().map(|e| e.key().bytes.clone())
     }
 
     /// Calls `f` for every entry in key order (used by flushes).
     pub fn for_each(&self, mut f: impl FnMut(&[u8], &Bytes) -> Result<()>) -> Result<()> {
         for e in self.map.iter() {
-            f(e.key(), e.value())?;
+            f(&e.key().bytes, e.value())?;
         }
         Ok(())
     }
@@ -245,19 +296,16 @@ pub struct MemtableIter {
 }
 
 impl MemtableIter {
-    fn fill(&mut self, from: Bound<&[u8]>) {
+    fn fill(&mut self, from: Bound<MemKey>) {
         self.batch.clear();
         self.pos = 0;
-        let range = self
-            .table
-            .map
-            .range::<[u8], _>((from, Bound::<&[u8]>::Unbounded));
+        let range = self.table.map.range((from, Bound::Unbounded));
         for e in range {
             if self.batch.len() == self.batch_size {
                 self.exhausted = false;
                 return;
             }
-            self.batch.push((e.key().clone(), e.value().clone()));
+            self.batch.push((e.key().bytes.clone(), e.value().clone()));
         }
         self.exhausted = true;
     }
@@ -266,7 +314,7 @@ impl MemtableIter {
 impl KvIter for MemtableIter {
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         self.batch_size = SEEK_BATCH;
-        self.fill(Bound::Included(target));
+        self.fill(Bound::Included(MemKey::new(target.to_vec())));
         Ok(())
     }
 
@@ -275,8 +323,9 @@ impl KvIter for MemtableIter {
         self.batch.clear();
         self.pos = 0;
         self.exhausted = true;
-        if let Some(e) = self.table.map.upper_bound::<[u8]>(Bound::Excluded(target)) {
-            self.batch.push((e.key().clone(), e.value().clone()));
+        let target = MemKey::new(target.to_vec());
+        if let Some(e) = self.table.map.upper_bound(Bound::Excluded(&target)) {
+            self.batch.push((e.key().bytes.clone(), e.value().clone()));
             // Later `next` calls continue forward from here.
             self.exhausted = false;
         }
@@ -289,7 +338,7 @@ impl KvIter for MemtableIter {
             let last = self.batch.last().map(|(k, _)| k.clone());
             self.batch_size = (self.batch_size * 4).min(ITER_BATCH);
             match last {
-                Some(k) => self.fill(Bound::Excluded(&k)),
+                Some(k) => self.fill(Bound::Excluded(MemKey::new(k))),
                 None => self.exhausted = true,
             }
         }
@@ -356,6 +405,22 @@ mod tests {
                 let prev = model.range(..s.clone()).next_back().map(|(k, _)| k.clone());
                 prop_assert_eq!(it.valid().then(|| it.key().to_vec()), prev);
             }
+        }
+    }
+
+    proptest! {
+        /// The inline head never changes the order: keys compare as their bytes do,
+        /// including keys that differ only past the head or in trailing zeros.
+        #[test]
+        fn memkey_orders_like_bytes(
+            a in proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..40),
+            b in proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(0xffu8)], 0..40),
+            shared in proptest::collection::vec(any::<u8>(), 0..20),
+        ) {
+            let a = [shared.clone(), a].concat();
+            let b = [shared, b].concat();
+            prop_assert_eq!(MemKey::new(a.clone()).cmp(&MemKey::new(b.clone())), a.cmp(&b));
+            prop_assert_eq!(MemKey::new(a.clone()) == MemKey::new(b.clone()), a == b);
         }
     }
 

@@ -164,20 +164,18 @@ impl ClusterBackend {
         &self.router
     }
 
-    /// The descriptor of an enabled table, or the error a data call must return.
-    fn enabled_table(&self, name: &[u8]) -> BackendResult<TableDescriptor> {
-        let t = self
+    /// The stored name of an enabled table, or the error a data call must return.
+    fn enabled_table(&self, name: &[u8]) -> BackendResult<Bytes> {
+        let (stored, enabled) = self
             .coordinator
-            .table(name)
+            .table_status(name)
             .ok_or_else(|| BackendError::TableNotFound(shown(name)))?;
-        if !t.enabled {
-            return Err(BackendError::TableDisabled(shown(&t.name)));
+        if !enabled {
+            return Err(BackendError::TableDisabled(shown(&stored)));
         }
-        Ok(t)
+        Ok(stored)
     }
 
-    /// Runs `f` on the tablet holding `row`, relocating and retrying while the
-    /// regionserver answers that it does not serve it.
     /// The rows `todo` (indexes into `mutations`) grouped by the tablet now holding
     /// them, in row order within each group; rows that cannot be located get
     /// their error in `results`.
@@ -205,6 +203,8 @@ impl ClusterBackend {
         groups
     }
 
+    /// Runs `f` on the tablet holding `row`, relocating and retrying while the
+    /// regionserver answers that it does not serve it.
     fn on_row<T>(
         &self,
         table: &[u8],
@@ -218,19 +218,19 @@ impl ClusterBackend {
         let deadline = std::time::Instant::now() + RELOCATE_TIMEOUT;
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
-            let loc = self.router.locate(&t.name, row)?;
+            let loc = self.router.locate(&t, row)?;
             let svc = self.router.server(&loc.server)?;
             match f(svc.as_ref(), loc.tablet_id) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {
-                    self.router.invalidate(&t.name, &loc);
+                    self.router.invalidate(&t, &loc);
                     if std::time::Instant::now() + pause > deadline {
-                        return Err(rs_error(&t.name, e));
+                        return Err(rs_error(&t, e));
                     }
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
                 }
-                Err(e) => return Err(rs_error(&t.name, e)),
+                Err(e) => return Err(rs_error(&t, e)),
             }
         }
     }
@@ -523,7 +523,7 @@ impl Backend for ClusterBackend {
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let mut retry = Vec::new();
-            let groups = self.group_by_tablet(&t.name, mutations, &todo, &mut results);
+            let groups = self.group_by_tablet(&t, mutations, &todo, &mut results);
             for (server, tablets) in by_server(groups) {
                 let svc = match self.router.server(&server) {
                     Ok(svc) => svc,
@@ -555,20 +555,18 @@ impl Backend for ClusterBackend {
                                         moved = true;
                                         retry.push(i);
                                     }
-                                    Err(e) => {
-                                        set_result(&mut results, i, Err(rs_error(&t.name, e)))
-                                    }
+                                    Err(e) => set_result(&mut results, i, Err(rs_error(&t, e))),
                                 }
                             }
                             if moved {
-                                self.router.invalidate(&t.name, &loc);
+                                self.router.invalidate(&t, &loc);
                             }
                         }
                         Err(e) if e.is_not_serving() => {
-                            self.router.invalidate(&t.name, &loc);
+                            self.router.invalidate(&t, &loc);
                             retry.extend(rows);
                         }
-                        Err(e) => fail_rows(&mut results, &rows, rs_error(&t.name, e)),
+                        Err(e) => fail_rows(&mut results, &rows, rs_error(&t, e)),
                     }
                 }
             }
@@ -576,7 +574,7 @@ impl Backend for ClusterBackend {
                 break;
             }
             if std::time::Instant::now() + pause > deadline {
-                let gone = rs_error(&t.name, RsError::NotServing { tablet: 0 });
+                let gone = rs_error(&t, RsError::NotServing { tablet: 0 });
                 fail_rows(&mut results, &retry, gone);
                 break;
             }
@@ -640,7 +638,7 @@ impl Backend for ClusterBackend {
         }
         Ok(Box::new(ClusterScanner::new(
             Arc::clone(&self.router),
-            t.name,
+            t,
             spec,
         )))
     }

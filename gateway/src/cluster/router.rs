@@ -7,6 +7,7 @@
 //! Must not: apply mutations or read user data.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -53,7 +54,7 @@ impl Router {
 
     fn cached(cache: &TableCache, row: &[u8]) -> Option<TabletLocation> {
         cache
-            .range(..=Bytes::copy_from_slice(row))
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(row)))
             .next_back()
             .map(|(_, l)| l)
             .filter(|l| l.contains(row))

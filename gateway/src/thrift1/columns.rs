@@ -35,6 +35,23 @@ impl ColumnSpec {
         }
     }
 
+    /// [`ColumnSpec::parse`] of an owned column string: family and qualifier share
+    /// its bytes instead of copying them.
+    pub fn parse_owned(column: Vec<u8>) -> ColumnSpec {
+        let at = column.iter().position(|&b| b == b':');
+        let column = Bytes::from(column);
+        match at {
+            Some(at) => ColumnSpec {
+                family: column.slice(..at),
+                qualifier: Some(column.slice(at + 1..)),
+            },
+            None => ColumnSpec {
+                family: column,
+                qualifier: None,
+            },
+        }
+    }
+
     /// What a read of this column string selects.
     pub fn selector(&self) -> ColumnSelector {
         match &self.qualifier {
@@ -72,6 +89,14 @@ pub fn column_key(family: &[u8], qualifier: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn parse_owned_matches_parse(column in proptest::collection::vec(
+            prop_oneof![Just(b':'), Just(b'a'), any::<u8>()], 0..12)) {
+            prop_assert_eq!(ColumnSpec::parse_owned(column.clone()), ColumnSpec::parse(&column));
+        }
+    }
 
     #[test]
     fn bare_family_selects_the_family() {

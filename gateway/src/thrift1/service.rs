@@ -240,7 +240,7 @@ impl HbaseSyncHandler for Thrift1Handler {
     ) -> thrift::Result<()> {
         answer(
             "mutateRow",
-            self.mutate_row(&table_name, row, &mutations, LATEST_TIMESTAMP),
+            self.mutate_row(&table_name, row, mutations, LATEST_TIMESTAMP),
         )
     }
 
@@ -254,7 +254,7 @@ impl HbaseSyncHandler for Thrift1Handler {
     ) -> thrift::Result<()> {
         answer(
             "mutateRowTs",
-            self.mutate_row(&table_name, row, &mutations, timestamp),
+            self.mutate_row(&table_name, row, mutations, timestamp),
         )
     }
 
@@ -266,7 +266,7 @@ impl HbaseSyncHandler for Thrift1Handler {
     ) -> thrift::Result<()> {
         answer(
             "mutateRows",
-            self.mutate_rows(&table_name, &row_batches, LATEST_TIMESTAMP),
+            self.mutate_rows(&table_name, row_batches, LATEST_TIMESTAMP),
         )
     }
 
@@ -279,7 +279,7 @@ impl HbaseSyncHandler for Thrift1Handler {
     ) -> thrift::Result<()> {
         answer(
             "mutateRowsTs",
-            self.mutate_rows(&table_name, &row_batches, timestamp),
+            self.mutate_rows(&table_name, row_batches, timestamp),
         )
     }
 

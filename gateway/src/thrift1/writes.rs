@@ -32,16 +32,16 @@ pub enum BareFamilyPut {
 /// nothing remains to write. The row goes without the commit log only when every
 /// mutation says `writeToWAL = false`.
 pub fn row_mutation(
-    row: &[u8],
-    mutations: &[Mutation],
+    row: Vec<u8>,
+    mutations: Vec<Mutation>,
     ts: i64,
     bare_family_put: BareFamilyPut,
 ) -> Thrift1Result<Option<(RowMutation, Durability)>> {
     let mut deletes = Vec::new();
-    let mut puts = Vec::new();
+    let mut puts = Vec::with_capacity(mutations.len());
     let mut all_skip_wal = !mutations.is_empty();
     for m in mutations {
-        let spec = ColumnSpec::parse(m.column.as_deref().unwrap_or_default());
+        let spec = ColumnSpec::parse_owned(m.column.unwrap_or_default());
         if m.write_to_w_a_l.unwrap_or(true) {
             all_skip_wal = false;
         }
@@ -64,7 +64,7 @@ pub fn row_mutation(
                 family: spec.family,
                 qualifier,
                 timestamp: ts,
-                value: Bytes::from(m.value.clone().unwrap_or_default()),
+                value: Bytes::from(m.value.unwrap_or_default()),
             }),
             (None, BareFamilyPut::Skip) => {
                 tracing::debug!(
@@ -86,7 +86,7 @@ pub fn row_mutation(
     }
     deletes.extend(puts);
     let rm = RowMutation {
-        row: Bytes::copy_from_slice(row),
+        row: Bytes::from(row),
         mutations: deletes,
     };
     let d = if all_skip_wal {
@@ -122,7 +122,7 @@ impl Thrift1Handler {
         &self,
         table: &[u8],
         row: Vec<u8>,
-        mutations: &[Mutation],
+        mutations: Vec<Mutation>,
         ts: i64,
     ) -> Thrift1Result<()> {
         check_row_len(&row)?;
@@ -131,7 +131,7 @@ impl Thrift1Handler {
                 "java.lang.IllegalArgumentException: Timestamp cannot be negative. ts={ts}"
             )));
         }
-        if let Some((rm, d)) = row_mutation(&row, mutations, ts, BareFamilyPut::Skip)? {
+        if let Some((rm, d)) = row_mutation(row, mutations, ts, BareFamilyPut::Skip)? {
             self.backend.mutate(table, &rm, d)?;
         }
         Ok(())
@@ -142,7 +142,7 @@ impl Thrift1Handler {
     pub fn mutate_rows(
         &self,
         table: &[u8],
-        batches: &[BatchMutation],
+        batches: Vec<BatchMutation>,
         ts: i64,
     ) -> Thrift1Result<()> {
         if ts < 0 {
@@ -152,9 +152,9 @@ impl Thrift1Handler {
         }
         let mut planned = Vec::with_capacity(batches.len());
         for b in batches {
-            let row = b.row.as_deref().unwrap_or_default();
-            check_row_len(row)?;
-            let mutations = b.mutations.as_deref().unwrap_or_default();
+            let row = b.row.unwrap_or_default();
+            check_row_len(&row)?;
+            let mutations = b.mutations.unwrap_or_default();
             if let Some(p) = row_mutation(row, mutations, ts, BareFamilyPut::Reject)? {
                 planned.push(p);
             }
@@ -366,8 +366,8 @@ mod tests {
     #[test]
     fn deletes_and_puts_become_one_row_mutation() {
         let (rm, d) = row_mutation(
-            b"r",
-            &[
+            b"r".to_vec(),
+            vec![
                 m(false, "cf:a", "1", true),
                 m(true, "cf", "", true),
                 m(true, "cf:b", "", true),
@@ -403,13 +403,21 @@ mod tests {
 
     #[test]
     fn bare_family_puts_are_skipped_or_rejected() {
-        assert!(
-            row_mutation(b"r", &[m(false, "cf", "1", true)], 1, BareFamilyPut::Skip)
-                .unwrap()
-                .is_none()
-        );
-        let err =
-            row_mutation(b"r", &[m(false, "cf", "1", true)], 1, BareFamilyPut::Reject).unwrap_err();
+        assert!(row_mutation(
+            b"r".to_vec(),
+            vec![m(false, "cf", "1", true)],
+            1,
+            BareFamilyPut::Skip
+        )
+        .unwrap()
+        .is_none());
+        let err = row_mutation(
+            b"r".to_vec(),
+            vec![m(false, "cf", "1", true)],
+            1,
+            BareFamilyPut::Reject,
+        )
+        .unwrap_err();
         assert!(
             matches!(err, Thrift1Error::Internal(ref msg) if msg.contains("cf")),
             "{err:?}"
@@ -419,8 +427,8 @@ mod tests {
     #[test]
     fn empty_qualifier_puts_are_kept() {
         let (rm, _) = row_mutation(
-            b"r",
-            &[m(false, "cf:", "v", true)],
+            b"r".to_vec(),
+            vec![m(false, "cf:", "v", true)],
             1,
             BareFamilyPut::Reject,
         )
@@ -434,8 +442,8 @@ mod tests {
     #[test]
     fn wal_is_skipped_only_when_every_mutation_says_so() {
         let (_, d) = row_mutation(
-            b"r",
-            &[m(false, "cf:a", "1", false), m(false, "cf:b", "1", false)],
+            b"r".to_vec(),
+            vec![m(false, "cf:a", "1", false), m(false, "cf:b", "1", false)],
             1,
             BareFamilyPut::Skip,
         )
@@ -443,8 +451,8 @@ mod tests {
         .unwrap();
         assert_eq!(d, Durability::Skip);
         let (_, d) = row_mutation(
-            b"r",
-            &[m(false, "cf:a", "1", false), m(true, "cf:b", "", true)],
+            b"r".to_vec(),
+            vec![m(false, "cf:a", "1", false), m(true, "cf:b", "", true)],
             1,
             BareFamilyPut::Skip,
         )
@@ -461,7 +469,7 @@ mod tests {
             value: None,
             write_to_w_a_l: Some(true),
         };
-        let (rm, _) = row_mutation(b"r", &[mutation], 1, BareFamilyPut::Skip)
+        let (rm, _) = row_mutation(b"r".to_vec(), vec![mutation], 1, BareFamilyPut::Skip)
             .unwrap()
             .unwrap();
         assert!(matches!(&rm.mutations[0], EngineMutation::Put { value, .. } if value.is_empty()));

@@ -8,6 +8,7 @@
 //! many frozen memtables wait for their flush.
 //! Must not: read-modify-write logic (see `rmw`) or flushing itself (see `flush`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -212,34 +213,53 @@ impl Tablet {
     }
 
     /// [`Tablet::commit`] without waiting for flush room.
+    ///
+    /// Under the tablet's write lock the write takes its sequence number, appends
+    /// its log record and registers with the active memtable (whose `max_seq` then
+    /// covers it); the skiplist insert itself runs after the lock is released, so
+    /// that writers of one tablet insert concurrently and a writer descheduled in
+    /// the middle of an insert holds no one up. A flush waits until every sequence
+    /// number up to its memtable's `max_seq` is published, and a write is published
+    /// only after its insert, so no flush misses an insert still in flight.
     fn commit_now(
         &self,
         row: &[u8],
         entries: &[Entry],
         durability: Durability,
     ) -> Result<PendingWrite> {
-        let _w = self.write_lock.lock();
-        self.check_open()?;
-        let seq = self.mvcc.begin();
-        let log = if durability == Durability::Skip || entries.is_empty() {
-            None
-        } else {
-            let payload = encode_payload(row, entries);
-            match self.shared.log.append(self.id, seq, &payload) {
-                Ok(pos) => Some((pos, durability)),
-                Err(e) => {
-                    self.mvcc.complete(seq);
-                    return Err(e);
+        let (seq, log, memtable) = {
+            let _w = self.write_lock.lock();
+            self.check_open()?;
+            let seq = self.mvcc.begin();
+            let log = if durability == Durability::Skip || entries.is_empty() {
+                None
+            } else {
+                let payload = encode_payload(row, entries);
+                match self.shared.log.append(self.id, seq, &payload) {
+                    Ok(pos) => Some((pos, durability)),
+                    Err(e) => {
+                        self.mvcc.complete(seq);
+                        return Err(e);
+                    }
                 }
+            };
+            let (memtable, full) = {
+                let version = self.version.read();
+                let memtable = Arc::clone(&version.active);
+                memtable.note_seq(seq);
+                let full = memtable.approximate_size() >= self.shared.opts.memtable_size;
+                (memtable, full)
+            };
+            if full {
+                // The insert below still goes to the memtable just frozen: its flush
+                // waits for this write to be published.
+                self.freeze_locked();
             }
+            (seq, log, memtable)
         };
-        let version = self.version();
-        version.active.note_row(crate::key::bloom_row_hash(row));
+        memtable.note_row(crate::key::bloom_row_hash(row));
         for e in entries {
-            insert_entry(&version.active, row, e, seq);
-        }
-        if version.active.approximate_size() >= self.shared.opts.memtable_size {
-            self.freeze_locked();
+            insert_entry(&memtable, row, e, seq);
         }
         Ok(PendingWrite { seq, log })
     }
@@ -296,6 +316,10 @@ impl Tablet {
     /// Blocks while too many frozen memtables of this tablet wait for their flush, or
     /// while the memtables of the whole engine are over its memtable budget.
     fn wait_for_flush_room(&self) -> Result<()> {
+        let frozen = || self.version.read().frozen.len();
+        if !self.shared.memtable_memory.over_limit() && frozen() < MAX_FROZEN_MEMTABLES {
+            return Ok(());
+        }
         let deadline = std::time::Instant::now() + MAX_STALL;
         if !self.shared.memtable_memory.wait_for_room(deadline) {
             return Err(Error::io(
@@ -307,7 +331,7 @@ impl Tablet {
             ));
         }
         let mut g = self.flushed_mutex.lock();
-        while self.version().frozen.len() >= MAX_FROZEN_MEMTABLES {
+        while frozen() >= MAX_FROZEN_MEMTABLES {
             self.check_open()?;
             if self.flushed.wait_until(&mut g, deadline).timed_out() {
                 return Err(Error::io(
