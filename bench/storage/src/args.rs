@@ -61,6 +61,12 @@ pub struct Args {
     /// Writer threads of the fsynced concurrent fill.
     #[arg(long, default_value_t = 16)]
     pub sync_writers: usize,
+    /// Rounds of fillseq and of the fsynced fill, the engines taking turns (each
+    /// round on a fresh database); each engine's median round is reported. A fill
+    /// races its own background flushes and compactions for the machine's cores, so
+    /// one run of it varies by up to a third from the next.
+    #[arg(long, default_value_t = 3)]
+    pub fill_rounds: usize,
     /// Versions of the many-versioned cell.
     #[arg(long, default_value_t = 100_000)]
     pub versions: u64,

@@ -26,8 +26,12 @@ pub(crate) const WRITE_THRESHOLD: u64 = 1 << 20;
 /// Unwritten bytes at which an appender writes them itself before returning
 /// (back-pressure when the background thread cannot keep up).
 pub(crate) const MAX_UNWRITTEN: u64 = 16 << 20;
-/// Largest buffer kept for reuse after a write.
-const SPARE_BUFFER_MAX: usize = 8 << 20;
+/// Largest buffer kept for reuse after a write: every buffer an appender can fill
+/// before writing it itself. A buffer that grows anew from empty touches fresh pages
+/// (a page fault each) and copies itself at every doubling.
+const SPARE_BUFFER_MAX: usize = 2 * MAX_UNWRITTEN as usize;
+/// Capacity a fresh buffer starts with when no written one is back for reuse yet.
+const FRESH_BUFFER_CAPACITY: usize = 2 * WRITE_THRESHOLD as usize;
 
 /// Where a record ends up: its segment, its offset there, and its end in the log's
 /// stream of record bytes (what [`crate::log::CommitLog::sync`] waits for).
@@ -331,7 +335,8 @@ impl State {
     fn rotate(&mut self) -> Result<()> {
         let number = self.segments.current_number();
         self.segments.rotate()?;
-        let data = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
+        let next = self.take_spare();
+        let data = std::mem::replace(&mut self.buf, next);
         self.rotated.push(Chunk {
             segment: number,
             data,
@@ -343,13 +348,24 @@ impl State {
     /// Takes every unwritten byte, in log order.
     fn take_batch(&mut self) -> Vec<Chunk> {
         let mut chunks = std::mem::take(&mut self.rotated);
-        let data = std::mem::replace(&mut self.buf, std::mem::take(&mut self.spare));
+        let next = self.take_spare();
+        let data = std::mem::replace(&mut self.buf, next);
         chunks.push(Chunk {
             segment: self.segments.current_number(),
             data,
             seal: false,
         });
         chunks
+    }
+
+    /// The buffer that replaces one taken for writing: the spare, or a new one
+    /// with room for a background write's worth of records.
+    fn take_spare(&mut self) -> Vec<u8> {
+        let mut next = std::mem::take(&mut self.spare);
+        if next.capacity() < FRESH_BUFFER_CAPACITY {
+            next.reserve(FRESH_BUFFER_CAPACITY);
+        }
+        next
     }
 
     /// Keeps one written buffer for reuse.
