@@ -9,7 +9,8 @@
 #                                       "all" adds scale, the 1 M / 10 M rows runs)
 #
 # Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
-# default 1000000), OPERATIONS (per timed run, default 200000), CONNECTIONS (16),
+# default 1000000), OPERATIONS (per timed run, default 200000), CEILING_ROUNDS (3,
+# alternating ceiling/Tabula rounds; medians reported), CONNECTIONS (16),
 # VALUE_SIZE (1000), SCALE_ROWS ("1000000 10000000"), SETTLE_SECS (300, the longest
 # wait for an idle server after a load), MEMORY_BUDGET_MB (1024, the
 # servers of the bigtable, versions and scale sections), CACHED_BUDGET_MB (6144, the
@@ -56,6 +57,10 @@ stop_server() {
 }
 cleanup() {
     stop_server
+    if [ -n "${null_pid:-}" ]; then
+        server_pid="$null_pid"
+        stop_server
+    fi
     if [ -n "${redis_port:-}" ]; then redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true; fi
     rm -rf "$work"
 }
@@ -143,19 +148,38 @@ warm_cache() {
     bench "$1" --workloads seqread --records "$2" --operations "$2" --durability no-wal
 }
 
+# The ceiling and Tabula run side by side: both servers stay up (the idle one uses
+# no CPU) and the timed runs alternate between them for CEILING_ROUNDS rounds
+# (default 3), Tabula settling after each of its rounds; bench/summarize.py reports
+# each one's median round. The machine's speed drifts by 10-15% over minutes, which
+# one run of each, minutes apart, turned into the ratio.
+null_pid=""
 run_ceiling() {
     start_tabula null --null-backend --null-value-size "$VALUE_SIZE"
-    bench ceiling-null --workloads randwrite,randread --records "$RECORDS" --operations "$OPERATIONS" \
-        --durability no-wal
-    stop_server
+    null_pid="$server_pid"
+    local null_addr="$server_addr"
+    server_pid=""
     budget="$CACHED_BUDGET_MB" start_tabula ceiling
+    local tabula_pid="$server_pid" tabula_addr="$server_addr"
     load_rows ceiling-load "$RECORDS"
     warm_cache ceiling-warm "$RECORDS"
-    bench ceiling-tabula --workloads randread,randwrite --records "$RECORDS" --operations "$OPERATIONS" \
-        --durability no-wal
+    for _ in $(seq 1 "${CEILING_ROUNDS:-3}"); do
+        server_pid="$null_pid" server_addr="$null_addr"
+        bench ceiling-null --workloads randread,randwrite --records "$RECORDS" \
+            --operations "$OPERATIONS" --durability no-wal
+        server_pid="$tabula_pid" server_addr="$tabula_addr"
+        bench ceiling-tabula --workloads randread,randwrite --records "$RECORDS" \
+            --operations "$OPERATIONS" --durability no-wal
+        # The writes' flushes and compactions finish before the next round, so
+        # that neither server's timed run shares the machine with them.
+        settle
+    done
     bench ceiling-tabula-sync --workloads randwrite --records "$RECORDS" --operations "$OPERATIONS" \
         --durability sync
     stop_server
+    server_pid="$null_pid"
+    stop_server
+    null_pid=""
 }
 
 redis_port=""
