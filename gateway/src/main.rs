@@ -3,23 +3,8 @@
 //! `tabula serve` runs coordinator, regionserver and Thrift gateway in one process;
 //! `tabula bench` runs the load generator (the `tabula-loadgen` crate) against a
 //! server. Owns only argument parsing, logging set-up, the runtime and signal
-//! handling.
-
-/// The server's allocator. glibc's malloc kept freed memtable and block memory in
-/// its per-thread arenas: during a 10 M-row load its heaps held over 1 GiB while
-/// under 200 MiB was in use, pushing the process past its memory budget. jemalloc
-/// returns freed pages to the system (see [`JEMALLOC_CONF`]).
-#[cfg(all(unix, not(target_env = "msvc")))]
-#[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's start-up options, read by the allocator itself through this exported
-/// symbol: background threads purge freed pages within about a second, so that the
-/// memory budget bounds the resident set rather than only the memory in use.
-#[cfg(all(unix, not(target_env = "msvc")))]
-#[export_name = "_rjem_malloc_conf"]
-pub static JEMALLOC_CONF: &[u8; 60] =
-    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+//! handling. (Its allocator, jemalloc, comes with the storage crate's `jemalloc`
+//! feature: see storage/src/allocator.rs.)
 
 use std::path::PathBuf;
 use std::process::ExitCode;

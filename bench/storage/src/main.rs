@@ -5,18 +5,6 @@
 //! Owns: the binary's entry point: parse the arguments, run, print the table.
 //! Must not: hold workload logic (see `runner`, `measure`, `versions`).
 
-/// The allocator of the `tabula` binary, so that the engine is measured as it runs
-/// in the server (both engines of the run share it).
-#[cfg(all(unix, not(target_env = "msvc")))]
-#[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// The `tabula` binary's jemalloc options (see gateway/src/main.rs).
-#[cfg(all(unix, not(target_env = "msvc")))]
-#[export_name = "_rjem_malloc_conf"]
-pub static JEMALLOC_CONF: &[u8; 60] =
-    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
-
 mod args;
 mod data;
 mod error;
