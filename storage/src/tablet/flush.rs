@@ -5,7 +5,6 @@
 //! and telling the commit log which records are no longer needed.
 //! Must not: choose when to flush (the engine and the write path request flushes).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -75,29 +74,35 @@ impl Tablet {
         // Everything in it must be complete before it becomes a file.
         self.mvcc.wait_visible(mem.max_seq());
 
-        let mut writers: HashMap<Vec<u8>, (Bytes, String, PathBuf, SstWriter)> = HashMap::new();
+        // One writer per family, found by comparing the escaped family with the few
+        // a table has (keys sort by row first, so families interleave).
+        let mut writers: Vec<(Vec<u8>, Bytes, String, PathBuf, SstWriter)> = Vec::new();
         let result = mem.for_each(|k, v| {
             let fam_esc = key::escaped_family(k)
                 .ok_or_else(|| Error::InvalidArgument("malformed key in memtable".into()))?;
-            if !writers.contains_key(fam_esc) {
-                let family = Bytes::from(key::decode(k).map(|p| p.family).unwrap_or_default());
-                let (rel, abs) = self.new_file_path();
-                let w = SstWriter::create(&abs, self.sst_options(&family))?;
-                writers.insert(fam_esc.to_vec(), (family, rel, abs, w));
-            }
-            match writers.get_mut(fam_esc) {
-                Some((_, _, _, w)) => w.add(k, v),
+            let at = match writers.iter().position(|(f, ..)| f.as_slice() == fam_esc) {
+                Some(at) => at,
+                None => {
+                    let family = Bytes::from(key::decode(k).map(|p| p.family).unwrap_or_default());
+                    let (rel, abs) = self.new_file_path();
+                    let w = SstWriter::create(&abs, self.sst_options(&family))?;
+                    writers.push((fam_esc.to_vec(), family, rel, abs, w));
+                    writers.len() - 1
+                }
+            };
+            match writers.get_mut(at) {
+                Some((.., w)) => w.add(k, v),
                 None => Ok(()),
             }
         });
         if let Err(e) = result {
-            for (_, _, abs, _) in writers.into_values() {
+            for (_, _, _, abs, _) in writers {
                 let _ = std::fs::remove_file(abs);
             }
             return Err(e);
         }
         let mut new_files = Vec::with_capacity(writers.len());
-        for (_, (family, rel, _abs, w)) in writers {
+        for (_, family, rel, _abs, w) in writers {
             let meta = w.finish()?;
             let entry = FileEntry {
                 family,
