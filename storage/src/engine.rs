@@ -217,8 +217,8 @@ impl Shared {
 /// The storage engine of one server.
 pub struct Engine {
     shared: Arc<Shared>,
-    /// The open tablets, read on every call without a lock; replaced whole (under
-    /// `opening`) when a tablet opens or goes.
+    /// The open tablets, read on every call without a lock; replaced whole
+    /// (read-copy-update) when a tablet opens or goes.
     tablets: ArcSwap<HashMap<u64, Arc<Tablet>>>,
     /// Serializes tablet opens, so that two opens of one tablet cannot both pass the
     /// "not open yet" check.

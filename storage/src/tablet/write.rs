@@ -309,15 +309,19 @@ impl Tablet {
 
     /// True when a write would not stall in [`Tablet::wait_for_flush_room`].
     pub(crate) fn has_flush_room(&self) -> bool {
-        !self.shared.memtable_memory.over_limit()
-            && self.version().frozen.len() < MAX_FROZEN_MEMTABLES
+        !self.shared.memtable_memory.over_limit() && self.frozen_memtables() < MAX_FROZEN_MEMTABLES
+    }
+
+    /// Frozen memtables waiting for their flush (read under the version lock, without
+    /// taking a reference to the version).
+    fn frozen_memtables(&self) -> usize {
+        self.version.read().frozen.len()
     }
 
     /// Blocks while too many frozen memtables of this tablet wait for their flush, or
     /// while the memtables of the whole engine are over its memtable budget.
     fn wait_for_flush_room(&self) -> Result<()> {
-        let frozen = || self.version.read().frozen.len();
-        if !self.shared.memtable_memory.over_limit() && frozen() < MAX_FROZEN_MEMTABLES {
+        if self.has_flush_room() {
             return Ok(());
         }
         let deadline = std::time::Instant::now() + MAX_STALL;
@@ -331,7 +335,7 @@ impl Tablet {
             ));
         }
         let mut g = self.flushed_mutex.lock();
-        while frozen() >= MAX_FROZEN_MEMTABLES {
+        while self.frozen_memtables() >= MAX_FROZEN_MEMTABLES {
             self.check_open()?;
             if self.flushed.wait_until(&mut g, deadline).timed_out() {
                 return Err(Error::io(
