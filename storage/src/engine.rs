@@ -193,7 +193,7 @@ impl Shared {
             .schema()
             .families()
             .iter()
-            .any(|f| version.family_files(&f.name).count() > limit);
+            .any(|f| version.family_runs(&f.name).len() > limit);
         // Files inherited from a split parent are rewritten as soon as possible.
         let inherited = version.files.iter().any(|f| !f.entry.owned);
         if over || inherited {

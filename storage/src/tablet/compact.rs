@@ -1,7 +1,9 @@
 //! Merging and major compactions of a tablet's SSTables.
 //!
-//! Owns: the compaction policy per family (merge the smallest files once a family has
-//! more than the configured number, so a read consults a bounded number of files;
+//! Owns: the compaction policy per family (merge the smallest sorted runs once a
+//! family has more than the configured number, so a read consults a bounded number
+//! of cursors and a get a bounded number of files; files that do not overlap, as a
+//! sequential load writes them, form one run and are not rewritten;
 //! after a split, rewrite the files inherited from the parent so its directory can be
 //! collected),
 //! the merge itself (through the same [`MergingIter`] reads use), the garbage rules of
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::runs::{self, SortedRun};
 use super::{Tablet, TabletFile};
 use crate::error::Result;
 use crate::iter::KvIter;
@@ -51,8 +54,7 @@ impl Tablet {
         let limit = self.shared.opts.max_files_per_read.max(2);
         for family in self.schema().families() {
             let version = self.version();
-            let mut files: Vec<Arc<TabletFile>> =
-                version.family_files(&family.name).cloned().collect();
+            let files: Vec<Arc<TabletFile>> = version.family_files(&family.name).cloned().collect();
             if files.iter().any(|f| !f.entry.owned) {
                 // Files shared with a split sibling (bounded views of the parent's)
                 // keep the parent's whole files alive: rewrite the family into one
@@ -60,13 +62,20 @@ impl Tablet {
                 self.compact_files(&family.name, &files, false, &mut report)?;
                 continue;
             }
-            if files.len() <= limit {
+            // What a read consults is one cursor per sorted run: files that follow
+            // one another (a sequential load's flushes) stay as they are.
+            let mut runs: Vec<&SortedRun> = version.family_runs(&family.name).iter().collect();
+            if runs.len() <= limit {
                 continue;
             }
-            // Merge the smallest files: enough that the family ends one below the limit.
-            files.sort_by_key(|f| f.entry.size);
-            let take = files.len() - limit + 2;
-            let inputs: Vec<Arc<TabletFile>> = files.into_iter().take(take).collect();
+            // Merge the smallest runs: enough that the family ends one below the limit.
+            runs.sort_by_key(|r| r.bytes());
+            let take = runs.len() - limit + 2;
+            let inputs: Vec<Arc<TabletFile>> = runs
+                .iter()
+                .take(take)
+                .flat_map(|r| r.files().iter().cloned())
+                .collect();
             self.compact_files(&family.name, &inputs, false, &mut report)?;
         }
         Ok(report)
@@ -112,20 +121,21 @@ impl Tablet {
         major: bool,
         report: &mut CompactionReport,
     ) -> Result<()> {
-        let children: Vec<Box<dyn KvIter>> = inputs
-            .iter()
-            .map(|f| {
-                // One pass over cold data: do not evict the blocks reads are using.
-                let it = f.reader.iter_without_cache_fill();
-                if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
-                    Box::new(it) as Box<dyn KvIter>
-                } else {
+        // One pass over cold data: do not evict the blocks reads are using. Inputs
+        // that follow one another are read as one run, through one cursor.
+        let children: Vec<Box<dyn KvIter>> = runs::partition(inputs)
+            .into_iter()
+            .map(|run| match run.files() {
+                [only]
+                    if !only.entry.bound_start.is_empty() || !only.entry.bound_end.is_empty() =>
+                {
                     Box::new(BoundedIter::new(
-                        it,
-                        &f.entry.bound_start,
-                        &f.entry.bound_end,
-                    ))
+                        only.reader.iter_without_cache_fill(),
+                        &only.entry.bound_start,
+                        &only.entry.bound_end,
+                    )) as Box<dyn KvIter>
                 }
+                _ => Box::new(run.iter(false)),
             })
             .collect();
         let mut iter = MergingIter::new(children);

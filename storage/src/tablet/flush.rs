@@ -164,11 +164,7 @@ impl Tablet {
                 .collect(),
             None => guard.frozen.clone(),
         };
-        *guard = Arc::new(Version {
-            active: Arc::clone(&guard.active),
-            frozen,
-            files,
-        });
+        *guard = Arc::new(Version::new(Arc::clone(&guard.active), frozen, files));
         Ok(())
     }
 }

@@ -11,6 +11,7 @@ pub mod batch;
 pub mod compact;
 pub mod flush;
 pub mod rmw;
+pub mod runs;
 pub mod scan;
 pub mod split;
 pub mod write;
@@ -29,6 +30,8 @@ use crate::memtable::Memtable;
 use crate::mvcc::Mvcc;
 use crate::schema::TableSchema;
 use crate::sstable::SstReader;
+
+use runs::{FamilyRuns, SortedRun};
 
 pub use rmw::{CompareOp, Condition};
 pub use scan::{RowResult, ScanRequest, TabletScanner};
@@ -59,9 +62,61 @@ pub struct Version {
     pub frozen: Vec<Arc<Memtable>>,
     /// Live files, newest first within each family.
     pub files: Vec<Arc<TabletFile>>,
+    /// The same files grouped per family into sorted runs (what reads consult).
+    runs: Arc<Vec<FamilyRuns>>,
 }
 
 impl Version {
+    /// A version over `files`, grouping them into runs.
+    pub(crate) fn new(
+        active: Arc<Memtable>,
+        frozen: Vec<Arc<Memtable>>,
+        files: Vec<Arc<TabletFile>>,
+    ) -> Version {
+        let mut families: Vec<Bytes> = Vec::new();
+        for f in &files {
+            if !families.contains(&f.entry.family) {
+                families.push(f.entry.family.clone());
+            }
+        }
+        let runs = families
+            .into_iter()
+            .map(|family| FamilyRuns {
+                runs: runs::partition(files.iter().filter(|f| f.entry.family == family)),
+                family,
+            })
+            .collect();
+        Version {
+            active,
+            frozen,
+            files,
+            runs: Arc::new(runs),
+        }
+    }
+
+    /// The same files with other memtables.
+    pub(crate) fn with_memtables(
+        &self,
+        active: Arc<Memtable>,
+        frozen: Vec<Arc<Memtable>>,
+    ) -> Version {
+        Version {
+            active,
+            frozen,
+            files: self.files.clone(),
+            runs: Arc::clone(&self.runs),
+        }
+    }
+
+    /// The sorted runs of one family (none when it has no files).
+    pub fn family_runs(&self, family: &[u8]) -> &[SortedRun] {
+        self.runs
+            .iter()
+            .find(|r| r.family.as_ref() == family)
+            .map(|r| r.runs.as_slice())
+            .unwrap_or_default()
+    }
+
     /// The files of one family, newest first.
     pub fn family_files<'a>(
         &'a self,
@@ -155,11 +210,7 @@ impl Tablet {
             schema: RwLock::new(Arc::new(schema)),
             start_row: manifest.start_row.clone(),
             end_row: manifest.end_row.clone(),
-            version: RwLock::new(Arc::new(Version {
-                active,
-                frozen: Vec::new(),
-                files,
-            })),
+            version: RwLock::new(Arc::new(Version::new(active, Vec::new(), files))),
             write_lock: Mutex::new(()),
             mvcc: Mvcc::new(last_seq),
             row_locks: RowLocks::new(1024),
@@ -254,8 +305,14 @@ impl Tablet {
     /// tablet holds too little to split.
     pub fn midpoint_row(&self) -> Option<Bytes> {
         let v = self.version();
-        let biggest = v.files.iter().max_by_key(|f| f.entry.size)?;
-        let mid = biggest.reader.middle_key().ok()??;
+        // The middle of the biggest run: a sequential load's run of many files is
+        // divided at its middle file, not inside whichever file is largest.
+        let biggest = v
+            .runs
+            .iter()
+            .flat_map(|r| r.runs.iter())
+            .max_by_key(|r| r.bytes())?;
+        let mid = biggest.middle_file()?.reader.middle_key().ok()??;
         let row = crate::key::row_of(&mid)?;
         let row = Bytes::from(row);
         (self.contains_row(&row) && row != self.start_row).then_some(row)

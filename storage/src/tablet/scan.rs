@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Tablet, Version};
+use super::{Tablet, TabletFile, Version};
 use crate::error::Result;
 use crate::filter::{Filter, RowVerdict};
 use crate::iter::KvIter;
@@ -53,9 +53,10 @@ pub struct RowResult {
 }
 
 impl Tablet {
-    /// The sources a read consults: memtables (newest first), then the files of the
-    /// plan's families. With `row` set, files whose bloom filters rule the row (or
-    /// the single column read) out are skipped.
+    /// The sources a read consults: memtables (newest first), then one cursor per
+    /// sorted run of the plan's families. With `row` set (a get), each run gives at
+    /// most its one file whose key range meets the row, and none when that file's
+    /// bloom filters rule the row (or the single column read) out.
     pub(crate) fn sources(
         &self,
         version: &Version,
@@ -83,28 +84,33 @@ impl Tablet {
         let column_hash = row
             .zip(single)
             .map(|(r, (_, q))| key::bloom_column_hash(r, q));
+        // A get's row, as the key range a file must meet to hold any of its entries.
+        let row_keys = row.map(|r| (key::row_start(r), key::row_end(r)));
         for family in plan.family_names() {
-            for f in version.family_files(family) {
-                if let Some(rh) = row_hash {
-                    // A file without the row cannot hold the column; the row filter
-                    // is checked too, as a family may keep row blooms only.
-                    let keep = f.reader.may_contain_row_hash(rh)
-                        && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch));
-                    if !keep {
-                        continue;
+            for run in version.family_runs(family) {
+                let Some((lower, upper)) = &row_keys else {
+                    // A scan reads every run through one cursor.
+                    may_hold_markers |= run.holds_markers();
+                    match run.files() {
+                        [only] => out.push(file_cursor(only)),
+                        _ => out.push(Box::new(run.iter(true))),
                     }
+                    continue;
+                };
+                // A get reads at most one file of the run: the one whose key range
+                // meets the row, if its filters do not rule the row out (a file
+                // without the row cannot hold the column; the row filter is checked
+                // too, as a family may keep row blooms only).
+                let Some(f) = run.file_for_range(lower, upper) else {
+                    continue;
+                };
+                let keep = row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
+                    && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch));
+                if !keep {
+                    continue;
                 }
                 may_hold_markers |= f.reader.meta().delete_count > 0;
-                let it = f.reader.iter();
-                if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
-                    out.push(Box::new(it));
-                } else {
-                    out.push(Box::new(BoundedIter::new(
-                        it,
-                        &f.entry.bound_start,
-                        &f.entry.bound_end,
-                    )));
-                }
+                out.push(file_cursor(f));
             }
         }
         Sources {
@@ -442,4 +448,18 @@ impl TabletScanner {
 
 fn bad_key() -> crate::error::Error {
     crate::error::Error::corruption("<merged sources>", "malformed internal key")
+}
+
+/// A cursor over one file, clamped to its row bounds when it has any.
+fn file_cursor(f: &TabletFile) -> Box<dyn KvIter> {
+    let it = f.reader.iter();
+    if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
+        Box::new(it)
+    } else {
+        Box::new(BoundedIter::new(
+            it,
+            &f.entry.bound_start,
+            &f.entry.bound_end,
+        ))
+    }
 }

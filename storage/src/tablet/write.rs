@@ -297,11 +297,9 @@ impl Tablet {
         }
         let mut frozen = guard.frozen.clone();
         frozen.push(std::sync::Arc::clone(&guard.active));
-        *guard = std::sync::Arc::new(super::Version {
-            active: std::sync::Arc::new(self.shared.new_memtable()),
-            frozen,
-            files: guard.files.clone(),
-        });
+        *guard = std::sync::Arc::new(
+            guard.with_memtables(std::sync::Arc::new(self.shared.new_memtable()), frozen),
+        );
         drop(guard);
         self.shared.request_flush(self.id);
         true
