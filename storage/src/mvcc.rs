@@ -72,6 +72,9 @@ impl Mvcc {
 
     /// Blocks until every number up to `seq` is visible.
     pub fn wait_visible(&self, seq: u64) {
+        if self.visible.load(Ordering::Acquire) >= seq {
+            return;
+        }
         let mut s = self.state.lock();
         while self.visible.load(Ordering::Acquire) < seq {
             self.advanced.wait(&mut s);
@@ -96,5 +99,27 @@ mod tests {
         assert_eq!(m.visible(), 12);
         m.wait_visible(12);
         assert_eq!(m.last_assigned(), 12);
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_earlier_write_completes() {
+        let m = std::sync::Arc::new(Mvcc::new(0));
+        let a = m.begin();
+        let b = m.begin();
+        m.complete(b);
+        let waiter = {
+            let m = std::sync::Arc::clone(&m);
+            std::thread::spawn(move || {
+                m.wait_visible(b);
+                m.visible()
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            !waiter.is_finished(),
+            "{b} is not visible while {a} is in flight"
+        );
+        m.complete(a);
+        assert_eq!(waiter.join().ok(), Some(b));
     }
 }

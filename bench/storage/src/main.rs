@@ -61,13 +61,14 @@ fn main() -> ExitCode {
                 Target::Informative,
             ),
         };
-        println!(
+        print!(
             "{}",
-            report::render_version_line(
+            report::render_version_lines(
                 label,
                 args.versions,
                 f.as_of.ops_per_sec(),
                 f.single.ops_per_sec(),
+                f.spread.ops_per_sec(),
                 target
             )
         );

@@ -157,7 +157,8 @@ impl Sizes {
             .versions
             .saturating_mul((KEY_LEN + args.value_size) as u64);
         let versioned = StoreSettings {
-            cache_bytes: version_bytes.saturating_mul(2).max(MIN_WARM_CACHE),
+            // The versioned cell and as much again in one-version cells, twice over.
+            cache_bytes: version_bytes.saturating_mul(4).max(MIN_WARM_CACHE),
             max_versions,
             ..warm
         };
@@ -256,6 +257,7 @@ pub fn run(args: &Args) -> BenchResult<Outcome> {
     if args.runs(Workload::Versions) {
         let mut as_of = Pair::default();
         let mut single = Pair::default();
+        let mut spread = Pair::default();
         for &e in &engines {
             let dir = temp_dir(&args.dir, e)?;
             let store = AnyStore::open(e, dir.path(), &sizes.versioned)?;
@@ -269,10 +271,13 @@ pub fn run(args: &Args) -> BenchResult<Outcome> {
             store.close()?;
             as_of.set(e, f.as_of);
             single.set(e, f.single);
+            spread.set(e, f.spread);
             out.versions.push((e, f));
         }
         out.rows
             .push(single.row("get_1_version", Target::Informative));
+        out.rows
+            .push(spread.row("get_1_version_random", Target::Informative));
         out.rows.push(as_of.row(
             format!("get_asof_T_{}_versions", args.versions),
             Target::Informative,
@@ -505,6 +510,7 @@ mod tests {
                 "readrandom_cache_1/4",
                 "fillrandom_sync_4w",
                 "get_1_version",
+                "get_1_version_random",
                 "get_asof_T_600_versions",
             ]
         );

@@ -88,9 +88,17 @@ impl Tablet {
     }
 
     /// Publishes a write committed by [`Tablet::commit_for_batch`] once its log wait
-    /// is over.
+    /// is over. Call [`Tablet::wait_readable`] before acknowledging it.
     pub(crate) fn publish(&self, pending: &PendingWrite) {
         self.mvcc.complete(pending.seq);
+    }
+
+    /// Waits until a published write is what new reads see: every write numbered
+    /// before it is published too. Until then a reader's snapshot stops below the
+    /// earliest write still in flight, and a client reading right after the
+    /// acknowledgement would miss its own write (HBase's writers wait the same way).
+    pub(crate) fn wait_readable(&self, pending: &PendingWrite) {
+        self.mvcc.wait_visible(pending.seq);
     }
 
     /// Checks a mutation against the tablet's range and schema.
@@ -264,13 +272,15 @@ impl Tablet {
         Ok(PendingWrite { seq, log })
     }
 
-    /// Waits for the log (group commit) and publishes the write.
+    /// Waits for the log (group commit), publishes the write and waits until reads
+    /// see it.
     pub(crate) fn finish(&self, pending: PendingWrite) -> Result<()> {
         let synced = match pending.log {
             Some((pos, durability)) => self.shared.log.sync(pos, durability),
             None => Ok(()),
         };
-        self.mvcc.complete(pending.seq);
+        self.publish(&pending);
+        self.wait_readable(&pending);
         synced
     }
 
@@ -356,5 +366,65 @@ fn insert_entry(memtable: &Memtable, row: &[u8], e: &Entry, seq: u64) {
         memtable.insert_marker(e.key(row, seq), e.value.clone(), seq);
     } else {
         memtable.insert(e.key(row, seq), e.value.clone(), seq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::engine::{Engine, EngineOptions};
+    use crate::read::ReadOptions;
+    use crate::schema::{FamilySchema, TableSchema};
+    use crate::tablet::TabletDescriptor;
+
+    fn put(row: &'static str) -> RowMutation {
+        RowMutation::new(Bytes::from_static(row.as_bytes())).put(&b"a"[..], &b"q"[..], 5, "v")
+    }
+
+    /// A writer acknowledged while an earlier write of the tablet (another row) is
+    /// still between its sequence number and its publication must not be
+    /// acknowledged before reads see it: a client reading its own row right after
+    /// the put would find nothing.
+    #[test]
+    fn an_acknowledged_put_is_seen_by_the_next_get() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut opts = EngineOptions::new(dir.path());
+        opts.background_work = false;
+        let engine = Engine::open(opts).expect("engine");
+        let schema = TableSchema::new("t", vec![FamilySchema::new(&b"a"[..])]).expect("schema");
+        let tablet = engine
+            .open_tablet(TabletDescriptor {
+                id: 1,
+                schema,
+                start_row: Bytes::new(),
+                end_row: Bytes::new(),
+            })
+            .expect("tablet");
+
+        // An earlier write, committed but not yet published (its log wait not over).
+        let earlier = tablet
+            .commit_for_batch(&put("a"), Durability::Skip, false)
+            .expect("commit")
+            .expect("not empty");
+        let acked = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (tablet, acked) = (Arc::clone(&tablet), Arc::clone(&acked));
+            std::thread::spawn(move || {
+                tablet.mutate(&put("b"), Durability::Skip).expect("put");
+                acked.store(true, Ordering::SeqCst);
+                let row = Bytes::from_static(b"b");
+                tablet.get(&row, ReadOptions::latest()).expect("get").len()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !acked.load(Ordering::SeqCst),
+            "acknowledged while reads cannot see it yet"
+        );
+        tablet.publish(&earlier);
+        tablet.wait_readable(&earlier);
+        assert_eq!(writer.join().ok(), Some(1), "the writer reads its own put");
     }
 }
