@@ -4,6 +4,13 @@
 //! readers snapshot: the highest number such that every write at or below it has
 //! completed (been made durable as asked). A RowMutation's cells are inserted under
 //! one number, so a reader at any snapshot sees all of a mutation or none of it.
+//!
+//! A write is acknowledged as soon as it completes, possibly while a write numbered
+//! before it is still in flight, so the visible number can trail the completed
+//! ones. A reader therefore takes its snapshot through [`Mvcc::read_point`], which
+//! first waits until every write completed so far is visible: a read that starts
+//! after a write's acknowledgement sees it (read-your-writes), and writers never
+//! wait for one another.
 //! Must not: know what a write contains.
 
 use std::collections::BTreeSet;
@@ -22,6 +29,8 @@ struct State {
 pub struct Mvcc {
     state: Mutex<State>,
     visible: AtomicU64,
+    /// The highest number completed so far.
+    completed: AtomicU64,
     advanced: Condvar,
 }
 
@@ -35,6 +44,7 @@ impl Mvcc {
                 in_flight: BTreeSet::new(),
             }),
             visible: AtomicU64::new(last),
+            completed: AtomicU64::new(last),
             advanced: Condvar::new(),
         }
     }
@@ -57,11 +67,25 @@ impl Mvcc {
             None => s.last_assigned,
         };
         self.visible.fetch_max(visible, Ordering::AcqRel);
+        self.completed.fetch_max(seq, Ordering::AcqRel);
         self.advanced.notify_all();
     }
 
-    /// The snapshot a new reader uses.
+    /// The highest number below which every write is complete (no waiting).
     pub fn visible(&self) -> u64 {
+        self.visible.load(Ordering::Acquire)
+    }
+
+    /// The snapshot a new reader uses: waits until every write completed (and so
+    /// possibly acknowledged) before this call is visible, then returns the
+    /// visible number.
+    pub fn read_point(&self) -> u64 {
+        let completed = self.completed.load(Ordering::Acquire);
+        let visible = self.visible.load(Ordering::Acquire);
+        if visible >= completed {
+            return visible;
+        }
+        self.wait_visible(completed);
         self.visible.load(Ordering::Acquire)
     }
 
@@ -99,6 +123,26 @@ mod tests {
         assert_eq!(m.visible(), 12);
         m.wait_visible(12);
         assert_eq!(m.last_assigned(), 12);
+    }
+
+    #[test]
+    fn a_read_point_covers_every_completed_write() {
+        let m = std::sync::Arc::new(Mvcc::new(0));
+        let a = m.begin();
+        let b = m.begin();
+        m.complete(b);
+        assert_eq!(m.visible(), 0);
+        let reader = {
+            let m = std::sync::Arc::clone(&m);
+            std::thread::spawn(move || m.read_point())
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!reader.is_finished(), "{b} is complete but not yet visible");
+        m.complete(a);
+        assert_eq!(reader.join().ok(), Some(b));
+        // Nothing completed beyond the visible point: no wait.
+        let c = m.begin();
+        assert_eq!(m.read_point(), b, "{c} is in flight, not completed");
     }
 
     #[test]

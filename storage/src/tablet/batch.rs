@@ -76,9 +76,6 @@ fn publish_all(pending: Vec<Unpublished<'_>>, results: &mut [Vec<Result<()>>]) {
     };
     for p in &pending {
         p.tablet.publish(&p.write);
-    }
-    for p in &pending {
-        p.tablet.wait_readable(&p.write);
         let slot = results.get_mut(p.group).and_then(|r| r.get_mut(p.row));
         if let (Err(e), Some(slot)) = (&synced, slot) {
             *slot = Err(Error::io(

@@ -162,7 +162,7 @@ impl Tablet {
             return Err(crate::error::Error::RowOutOfRange { tablet: self.id });
         }
         let plan = ReadPlan::compile(&self.schema(), &opts, self.shared.now_ms())?;
-        let snapshot = self.mvcc.visible();
+        let snapshot = self.mvcc.read_point();
         let mut filter = opts.filter.take();
         if let Some(f) = filter.as_deref_mut() {
             if f.filter_all_remaining() {
@@ -190,7 +190,7 @@ impl Tablet {
         let plan = ReadPlan::compile(&self.schema(), &req.read, self.shared.now_ms())?;
         // The snapshot is taken before the sources are chosen: every write it
         // covers is then in one of them.
-        let snapshot = self.mvcc.visible();
+        let snapshot = self.mvcc.read_point();
         let version = self.version();
         let iter = merged(self.sources(&version, &plan, None).iters);
         let filter = req.read.filter.take();

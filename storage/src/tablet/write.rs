@@ -3,8 +3,8 @@
 //! Owns: turning a [`RowMutation`] into [`Entry`]s with concrete timestamps, and the
 //! commit protocol: under the tablet's write lock a mutation takes one sequence
 //! number, is appended to the shared commit log and inserted into the active
-//! memtable; outside the lock it waits for the log sync (group commit) and then
-//! becomes visible. Also freezes the memtable when full and stalls writers while too
+//! memtable; outside the lock it waits for the log sync (group commit) and is
+//! published (complete; reads starting later see it, see [`crate::mvcc`]). Also freezes the memtable when full and stalls writers while too
 //! many frozen memtables wait for their flush.
 //! Must not: read-modify-write logic (see `rmw`) or flushing itself (see `flush`).
 
@@ -88,17 +88,10 @@ impl Tablet {
     }
 
     /// Publishes a write committed by [`Tablet::commit_for_batch`] once its log wait
-    /// is over. Call [`Tablet::wait_readable`] before acknowledging it.
+    /// is over. It may then be acknowledged: a read that starts later waits, if it
+    /// must, until the write is visible (see [`crate::mvcc`]).
     pub(crate) fn publish(&self, pending: &PendingWrite) {
         self.mvcc.complete(pending.seq);
-    }
-
-    /// Waits until a published write is what new reads see: every write numbered
-    /// before it is published too. Until then a reader's snapshot stops below the
-    /// earliest write still in flight, and a client reading right after the
-    /// acknowledgement would miss its own write (HBase's writers wait the same way).
-    pub(crate) fn wait_readable(&self, pending: &PendingWrite) {
-        self.mvcc.wait_visible(pending.seq);
     }
 
     /// Checks a mutation against the tablet's range and schema.
@@ -272,15 +265,13 @@ impl Tablet {
         Ok(PendingWrite { seq, log })
     }
 
-    /// Waits for the log (group commit), publishes the write and waits until reads
-    /// see it.
+    /// Waits for the log (group commit) and publishes the write.
     pub(crate) fn finish(&self, pending: PendingWrite) -> Result<()> {
         let synced = match pending.log {
             Some((pos, durability)) => self.shared.log.sync(pos, durability),
             None => Ok(()),
         };
         self.publish(&pending);
-        self.wait_readable(&pending);
         synced
     }
 
@@ -383,10 +374,9 @@ mod tests {
         RowMutation::new(Bytes::from_static(row.as_bytes())).put(&b"a"[..], &b"q"[..], 5, "v")
     }
 
-    /// A writer acknowledged while an earlier write of the tablet (another row) is
-    /// still between its sequence number and its publication must not be
-    /// acknowledged before reads see it: a client reading its own row right after
-    /// the put would find nothing.
+    /// A put acknowledged while an earlier write of the tablet (another row) is still
+    /// between its sequence number and its publication is not yet visible; a get
+    /// the client sends right after the acknowledgement must still see it.
     #[test]
     fn an_acknowledged_put_is_seen_by_the_next_get() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -409,7 +399,7 @@ mod tests {
             .expect("commit")
             .expect("not empty");
         let acked = Arc::new(AtomicBool::new(false));
-        let writer = {
+        let client = {
             let (tablet, acked) = (Arc::clone(&tablet), Arc::clone(&acked));
             std::thread::spawn(move || {
                 tablet.mutate(&put("b"), Durability::Skip).expect("put");
@@ -420,11 +410,14 @@ mod tests {
         };
         std::thread::sleep(Duration::from_millis(50));
         assert!(
-            !acked.load(Ordering::SeqCst),
-            "acknowledged while reads cannot see it yet"
+            acked.load(Ordering::SeqCst),
+            "writers do not wait for each other"
+        );
+        assert!(
+            !client.is_finished(),
+            "the get waits until the acknowledged put is visible"
         );
         tablet.publish(&earlier);
-        tablet.wait_readable(&earlier);
-        assert_eq!(writer.join().ok(), Some(1), "the writer reads its own put");
+        assert_eq!(client.join().ok(), Some(1), "the client reads its own put");
     }
 }
