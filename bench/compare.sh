@@ -257,6 +257,10 @@ run_bigtable() {
     settle
     bench bigtable --workloads seqread,randread,randread-mem,scan --records "$RECORDS" \
         --operations "$OPERATIONS" --durability sync
+    # The random reads again as multi-gets (100-row getRowsWithColumns, as HBase's
+    # PerformanceEvaluation reads with --multiGet=100); as many rows as above.
+    bench bigtable-buffered --workloads randread,randread-mem --records "$RECORDS" \
+        --operations "$((OPERATIONS / 100))" --read-batch 100
     stop_server
 }
 

@@ -98,6 +98,11 @@ pub struct BenchArgs {
     /// PerformanceEvaluation uses by default).
     #[arg(long, default_value_t = 1)]
     pub write_batch: usize,
+    /// Rows per getRowsWithColumns call in randread and randread-mem (1 = one get
+    /// per row; more = a batched multi-get, as HBase's PerformanceEvaluation sends
+    /// with --multiGet).
+    #[arg(long, default_value_t = 1)]
+    pub read_batch: usize,
     /// Rows read by randread-mem (a set small enough to stay in the block cache).
     #[arg(long, default_value_t = 100_000)]
     pub mem_records: u64,

@@ -163,6 +163,41 @@ impl Connection {
             .map_or(0, Vec::len))
     }
 
+    /// The newest value of one column of each of `rows` in one getRowsWithColumns:
+    /// the length of each value returned (rows without the column are left out, as
+    /// HBase leaves them out).
+    pub fn get_rows(
+        &mut self,
+        table: &[u8],
+        rows: &[Vec<u8>],
+        column: &[u8],
+    ) -> thrift::Result<Vec<usize>> {
+        let results = self.client.get_rows_with_columns(
+            table.to_vec(),
+            rows.to_vec(),
+            vec![column.to_vec()],
+            no_attributes(),
+        )?;
+        Ok(results
+            .iter()
+            .map(|r| {
+                r.columns
+                    .as_ref()
+                    .and_then(|c| c.get(column))
+                    .or_else(|| {
+                        r.sorted_columns
+                            .as_ref()
+                            .and_then(|s| {
+                                s.iter().find(|c| c.column_name.as_deref() == Some(column))
+                            })
+                            .and_then(|c| c.cell.as_ref())
+                    })
+                    .and_then(|c| c.value.as_ref())
+                    .map_or(0, Vec::len)
+            })
+            .collect())
+    }
+
     /// The newest value of one column with a timestamp below `before`: its
     /// timestamp, if any.
     pub fn get_as_of(

@@ -64,8 +64,8 @@ fn validate(args: &BenchArgs) -> Result<(), BenchError> {
     if args.value_size == 0 || args.ycsb_field_size == 0 || args.ycsb_fields == 0 {
         return bad("--value-size, --ycsb-fields and --ycsb-field-size must be positive");
     }
-    if args.scan_rows == 0 || args.write_batch == 0 {
-        return bad("--scan-rows and --write-batch must be positive");
+    if args.scan_rows == 0 || args.write_batch == 0 || args.read_batch == 0 {
+        return bad("--scan-rows, --write-batch and --read-batch must be positive");
     }
     if args.versions == 0 || args.versions >= i32::MAX as u64 {
         return bad("--versions must be between 1 and 2147483646");
@@ -95,6 +95,7 @@ fn shared_state(args: &BenchArgs) -> Shared {
         scan_rows: args.scan_rows,
         versions: args.versions,
         write_batch: args.write_batch,
+        read_batch: args.read_batch,
         ycsb_inserted: Arc::new(AtomicU64::new(args.records)),
         ycsb_next_insert: AtomicU64::new(args.records),
     }

@@ -72,6 +72,8 @@ pub struct Shared {
     pub scan_rows: u32,
     pub versions: u64,
     pub write_batch: usize,
+    /// Rows per multi-get of randread and randread-mem (1: one get per row).
+    pub read_batch: usize,
     /// YCSB records known to be written (read by the latest distribution).
     pub ycsb_inserted: Arc<AtomicU64>,
     /// Next YCSB record number an insert takes.
@@ -218,6 +220,9 @@ impl<'a> Worker<'a> {
                 let k = self.next_in_slice_cyclic();
                 self.read_row(k)
             }
+            Task::RandRead | Task::RandReadMem if self.shared.read_batch > 1 => {
+                self.rand_read_batch()
+            }
             Task::RandRead | Task::RandReadMem => {
                 let k = self.chooser.next(&mut self.rng);
                 self.read_row(k)
@@ -299,6 +304,27 @@ impl<'a> Worker<'a> {
             .map(|len| {
                 if len == expected {
                     Checked::Ok(1)
+                } else {
+                    Checked::Wrong
+                }
+            });
+        self.observe("read", started, result)
+    }
+
+    /// One getRowsWithColumns call of `read_batch` rows at random keys; every row
+    /// must come back with its whole value.
+    fn rand_read_batch(&mut self) -> bool {
+        let rows: Vec<Vec<u8>> = (0..self.shared.read_batch)
+            .map(|_| bigtable_row(self.chooser.next(&mut self.rng)))
+            .collect();
+        let started = Instant::now();
+        let expected = self.shared.value_size;
+        let result = self
+            .conn
+            .get_rows(&self.shared.bigtable_table, &rows, COLUMN)
+            .map(|lens| {
+                if lens.len() == rows.len() && lens.iter().all(|&l| l == expected) {
+                    Checked::Ok(rows.len() as u64)
                 } else {
                     Checked::Wrong
                 }
