@@ -66,14 +66,18 @@ impl SortedRun {
         self.holds_markers
     }
 
-    /// The one file whose key range meets `[lower, upper)`, the keys of one row
-    /// (runs are disjoint by row); `None` when no file does.
-    pub fn file_for_range(&self, lower: &[u8], upper: &[u8]) -> Option<&Arc<TabletFile>> {
+    /// The one file whose key range may hold entries of the row whose keys start
+    /// with `row_key` (`key::row_start(row)`; runs are disjoint by row); `None`
+    /// when no file's range does.
+    pub fn file_for_row(&self, row_key: &[u8]) -> Option<&Arc<TabletFile>> {
         let i = self
             .files
-            .partition_point(|f| f.reader.meta().largest_key.as_slice() < lower);
+            .partition_point(|f| f.reader.meta().largest_key.as_slice() < row_key);
         let f = self.files.get(i)?;
-        (f.reader.meta().smallest_key.as_slice() < upper).then_some(f)
+        // Every key of the row starts with `row_key`: the file reaches the row when
+        // its first key is below the row's keys or one of them.
+        let first = f.reader.meta().smallest_key.as_slice();
+        (first < row_key || first.starts_with(row_key)).then_some(f)
     }
 
     /// The file holding the middle byte of the run.
@@ -408,7 +412,7 @@ mod tests {
                 let row = format!("r{r:05}");
                 let (lower, upper) = (key::row_start(row.as_bytes()), key::row_end(row.as_bytes()));
                 let holds = model.range(lower.clone()..upper.clone()).next().is_some();
-                match run.file_for_range(&lower, &upper) {
+                match run.file_for_row(&lower) {
                     None => prop_assert!(!holds, "row {} is in a file", row),
                     Some(f) => {
                         let mut c = f.reader.iter();

@@ -54,20 +54,21 @@ pub struct RowResult {
 
 impl Tablet {
     /// The sources a read consults: memtables (newest first), then one cursor per
-    /// sorted run of the plan's families. With `row` set (a get), each run gives at
-    /// most its one file whose key range meets the row, and none when that file's
-    /// bloom filters rule the row (or the single column read) out.
+    /// sorted run of the plan's families. With `row` set (a get: the row and its
+    /// key prefix, `key::row_start(row)`), each run gives at most its one file
+    /// whose key range reaches the row, and none when that file's bloom filters
+    /// rule the row (or the single column read) out.
     pub(crate) fn sources(
         &self,
         version: &Version,
         plan: &ReadPlan,
-        row: Option<&[u8]>,
+        row: Option<(&[u8], &[u8])>,
     ) -> Sources {
         let mut out: Vec<Box<dyn KvIter>> =
             Vec::with_capacity(2 + version.frozen.len() + version.files.len());
         let mut may_hold_markers = false;
         // Both hashes once per read, not once per source.
-        let row_hash = row.map(key::bloom_row_hash);
+        let row_hash = row.map(|(r, _)| key::bloom_row_hash(r));
         // An empty memtable adds nothing but a cursor the merge must ask at every
         // step, and one whose row filter rules the row out nothing but a skiplist
         // search. Callers take their snapshot before choosing sources, so writes it
@@ -83,12 +84,10 @@ impl Tablet {
         let single = plan.single_column();
         let column_hash = row
             .zip(single)
-            .map(|(r, (_, q))| key::bloom_column_hash(r, q));
-        // A get's row, as the key range a file must meet to hold any of its entries.
-        let row_keys = row.map(|r| (key::row_start(r), key::row_end(r)));
+            .map(|((r, _), (_, q))| key::bloom_column_hash(r, q));
         for family in plan.family_names() {
             for run in version.family_runs(family) {
-                let Some((lower, upper)) = &row_keys else {
+                let Some((_, row_key)) = row else {
                     // A scan reads every run through one cursor.
                     may_hold_markers |= run.holds_markers();
                     match run.files() {
@@ -101,7 +100,7 @@ impl Tablet {
                 // meets the row, if its filters do not rule the row out (a file
                 // without the row cannot hold the column; the row filter is checked
                 // too, as a family may keep row blooms only).
-                let Some(f) = run.file_for_range(lower, upper) else {
+                let Some(f) = run.file_for_row(row_key) else {
                     continue;
                 };
                 let keep = row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
@@ -128,8 +127,8 @@ impl Tablet {
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> Result<Vec<Cell>> {
         let version = self.version();
-        let sources = self.sources(&version, plan, Some(row));
         let row_key = key::row_start(row);
+        let sources = self.sources(&version, plan, Some((row, &row_key)));
         // Without delete markers in any source, an as-of read of one column has
         // nothing to collect before its version: one seek goes straight to it
         // (through the block index) instead of a seek to the row and another to
