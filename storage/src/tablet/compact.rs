@@ -28,7 +28,7 @@ use crate::key;
 use crate::manifest::FileEntry;
 use crate::merge::MergingIter;
 use crate::read::{FamilyPlan, ReadPlan};
-use crate::sstable::{BoundedIter, SstWriter};
+use crate::sstable::SstWriter;
 use crate::types::TimeRange;
 
 /// What a compaction did.
@@ -124,19 +124,8 @@ impl Tablet {
         // One pass over cold data: do not evict the blocks reads are using. Inputs
         // that follow one another are read as one run, through one cursor.
         let children: Vec<Box<dyn KvIter>> = runs::partition(inputs)
-            .into_iter()
-            .map(|run| match run.files() {
-                [only]
-                    if !only.entry.bound_start.is_empty() || !only.entry.bound_end.is_empty() =>
-                {
-                    Box::new(BoundedIter::new(
-                        only.reader.iter_without_cache_fill(),
-                        &only.entry.bound_start,
-                        &only.entry.bound_end,
-                    )) as Box<dyn KvIter>
-                }
-                _ => Box::new(run.iter(false)),
-            })
+            .iter()
+            .map(|run| run.cursor(false))
             .collect();
         let mut iter = MergingIter::new(children);
         iter.seek_to_first()?;

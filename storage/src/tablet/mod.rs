@@ -55,6 +55,27 @@ pub struct TabletFile {
     pub reader: Arc<SstReader>,
 }
 
+impl TabletFile {
+    /// A cursor over the rows of the file this tablet may read (clamped to its row
+    /// bounds when it has any); `fill_cache` as for [`SstReader`] cursors.
+    pub fn cursor(&self, fill_cache: bool) -> Box<dyn crate::iter::KvIter> {
+        let it = if fill_cache {
+            self.reader.iter()
+        } else {
+            self.reader.iter_without_cache_fill()
+        };
+        if self.entry.bound_start.is_empty() && self.entry.bound_end.is_empty() {
+            Box::new(it)
+        } else {
+            Box::new(crate::sstable::BoundedIter::new(
+                it,
+                &self.entry.bound_start,
+                &self.entry.bound_end,
+            ))
+        }
+    }
+}
+
 /// An immutable snapshot of what the tablet reads from.
 pub struct Version {
     pub active: Arc<Memtable>,

@@ -93,8 +93,17 @@ impl SortedRun {
         self.files.last()
     }
 
+    /// One cursor over the whole run: the file's own for a run of one (which may be
+    /// a bounded view), a [`RunIter`] otherwise.
+    pub fn cursor(&self, fill_cache: bool) -> Box<dyn KvIter> {
+        match &self.files[..] {
+            [only] => only.cursor(fill_cache),
+            _ => Box::new(self.iter(fill_cache)),
+        }
+    }
+
     /// A cursor over the whole run; `fill_cache` as for [`crate::sstable::SstReader`]
-    /// cursors.
+    /// cursors. Every file of a run of several is unbounded (see [`partition`]).
     pub fn iter(&self, fill_cache: bool) -> RunIter {
         RunIter {
             files: Arc::clone(&self.files),

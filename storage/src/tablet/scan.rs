@@ -11,14 +11,13 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::{Tablet, TabletFile, Version};
+use super::{Tablet, Version};
 use crate::error::Result;
 use crate::filter::{Filter, RowVerdict};
 use crate::iter::KvIter;
 use crate::key;
 use crate::merge::merged;
 use crate::read::{read_row, ReadOptions, ReadPlan, ReadScratch};
-use crate::sstable::BoundedIter;
 use crate::types::Cell;
 
 /// What a read merges: one cursor per source, and whether any of them may hold
@@ -90,10 +89,7 @@ impl Tablet {
                 let Some((_, row_key)) = row else {
                     // A scan reads every run through one cursor.
                     may_hold_markers |= run.holds_markers();
-                    match run.files() {
-                        [only] => out.push(file_cursor(only)),
-                        _ => out.push(Box::new(run.iter(true))),
-                    }
+                    out.push(run.cursor(true));
                     continue;
                 };
                 // A get reads at most one file of the run: the one whose key range
@@ -109,7 +105,7 @@ impl Tablet {
                     continue;
                 }
                 may_hold_markers |= f.reader.meta().delete_count > 0;
-                out.push(file_cursor(f));
+                out.push(f.cursor(true));
             }
         }
         Sources {
@@ -447,18 +443,4 @@ impl TabletScanner {
 
 fn bad_key() -> crate::error::Error {
     crate::error::Error::corruption("<merged sources>", "malformed internal key")
-}
-
-/// A cursor over one file, clamped to its row bounds when it has any.
-fn file_cursor(f: &TabletFile) -> Box<dyn KvIter> {
-    let it = f.reader.iter();
-    if f.entry.bound_start.is_empty() && f.entry.bound_end.is_empty() {
-        Box::new(it)
-    } else {
-        Box::new(BoundedIter::new(
-            it,
-            &f.entry.bound_start,
-            &f.entry.bound_end,
-        ))
-    }
 }
