@@ -3,7 +3,8 @@
 //! Owns: the tablet's current [`Version`] (active and frozen memtables, live files),
 //! its sequence numbers and visibility point, its row locks, and its manifest. The
 //! submodules implement writes ([`write`]), read-modify-writes ([`rmw`]), reads
-//! ([`scan`]), flushes ([`flush`]), compactions ([`compact`]) and splits ([`split`]).
+//! ([`scan`]), flushes ([`flush`]), compactions ([`compact`]) and splits ([`split`]);
+//! [`runs`] groups the files into the sorted runs reads and compactions work on.
 //! Must not: manage the commit log's segments, the block cache or other tablets (the
 //! [`crate::engine`] owns what tablets share).
 
