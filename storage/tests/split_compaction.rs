@@ -176,3 +176,29 @@ fn a_failed_split_leaves_the_parent_serving() {
     assert_eq!(value_of(&engine, 2, &row(7)), Some(Bytes::from("after")));
     assert_eq!(value_of(&engine, 3, &row(30)), Some(Bytes::from("v30")));
 }
+
+/// A sequential load's files each hold a stretch of rows: a child is handed only the
+/// parent's files with rows in its range, and reads every row all the same.
+#[test]
+fn children_inherit_only_files_with_rows_in_their_range() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = quiet_options(dir.path(), 1_000);
+    let (engine, parent) = open_engine(opts.clone(), schema());
+    // Four files of ten consecutive rows each.
+    for f in 0..4 {
+        for i in f * 10..(f + 1) * 10 {
+            let m = RowMutation::new(row(i)).put(&b"a"[..], &b"q"[..], 10, format!("v{i}"));
+            parent.mutate(&m, Durability::Sync).expect("put");
+        }
+        parent.flush().expect("flush");
+    }
+    drop(parent);
+    engine.split_tablet(1, b"row020", 2, 3).expect("split");
+    for child in [2, 3] {
+        let files = engine.tablet(child).expect("child").version().files.len();
+        assert_eq!(files, 2, "child {child} holds the two files of its rows");
+    }
+    assert_rows_in_children(&engine);
+    drop(engine);
+    assert_rows_in_children(&reopen_children(opts));
+}

@@ -1,18 +1,21 @@
 //! Splitting a tablet into two children that share its files.
 //!
 //! Owns: the split protocol on the storage side: stop writes, flush, then write two
-//! child manifests whose files are the parent's files bounded to each child's rows
-//! (no data is rewritten; later compactions of each child rewrite its half). The
+//! child manifests whose files are the parent's files bounded to each child's rows,
+//! leaving out files with no row in a child's range (no data is rewritten; later
+//! compactions of each child rewrite its half). The
 //! parent is closed and its log records are no longer needed.
 //! Must not: open the children or update any routing table (the regionserver and
 //! coordinator do that with the returned manifests).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use bytes::Bytes;
 
 use super::Tablet;
 use crate::error::{Error, Result};
+use crate::key;
 use crate::manifest::{self, FileEntry, ManifestState};
 
 /// The two halves of a split, as written to disk.
@@ -33,12 +36,23 @@ fn intersect(a_start: &Bytes, a_end: &Bytes, b_start: &Bytes, b_end: &Bytes) -> 
     (start, end)
 }
 
-fn child_files(files: &[FileEntry], start: &Bytes, end: &Bytes) -> Vec<FileEntry> {
+/// The parent's files as a child over `[start, end)` reads them: bounded to its
+/// rows, and without the files none of whose rows (`spans`: path -> first and last
+/// row, where known) fall in its range.
+fn child_files(
+    files: &[FileEntry],
+    spans: &HashMap<&str, (Vec<u8>, Vec<u8>)>,
+    start: &Bytes,
+    end: &Bytes,
+) -> Vec<FileEntry> {
     files
         .iter()
         .filter_map(|f| {
             let (s, e) = intersect(&f.bound_start, &f.bound_end, start, end);
-            let empty = !e.is_empty() && s >= e;
+            let outside = spans.get(f.path.as_str()).is_some_and(|(first, last)| {
+                last.as_slice() < s.as_ref() || (!e.is_empty() && first.as_slice() >= e.as_ref())
+            });
+            let empty = (!e.is_empty() && s >= e) || outside;
             (!empty).then(|| FileEntry {
                 bound_start: s,
                 bound_end: e,
@@ -98,10 +112,25 @@ impl Tablet {
             manifest::store(&self.dir, &m)?;
             m.clone()
         };
+        // Each file's first and last row, so that a child is not handed files
+        // wholly outside its rows (a sequential load's files each cover a stretch).
+        let version = self.version();
+        let spans: HashMap<&str, (Vec<u8>, Vec<u8>)> = version
+            .files
+            .iter()
+            .filter_map(|f| {
+                let meta = f.reader.meta();
+                let rows = (
+                    key::row_of(&meta.smallest_key)?,
+                    key::row_of(&meta.largest_key)?,
+                );
+                (meta.entry_count > 0).then_some((f.entry.path.as_str(), rows))
+            })
+            .collect();
         let at = Bytes::copy_from_slice(at);
         let make = |id: u64, start: Bytes, end: Bytes| ManifestState {
             tablet_id: id,
-            files: child_files(&parent.files, &start, &end),
+            files: child_files(&parent.files, &spans, &start, &end),
             start_row: start,
             end_row: end,
             flushed_seq: parent.max_seq(),
