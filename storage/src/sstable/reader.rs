@@ -196,6 +196,12 @@ impl SstReader {
         SstIter::new(Arc::clone(self), false)
     }
 
+    /// [`SstReader::iter`] when `fill_cache`, else
+    /// [`SstReader::iter_without_cache_fill`].
+    pub fn iter_filling_cache(self: &Arc<Self>, fill_cache: bool) -> SstIter {
+        SstIter::new(Arc::clone(self), fill_cache)
+    }
+
     /// The first key of the middle data block: a split point that divides the
     /// file's bytes roughly in half. `None` for an empty file.
     pub fn middle_key(&self) -> Result<Option<Vec<u8>>> {

@@ -54,8 +54,9 @@ impl Tablet {
         let limit = self.shared.opts.max_files_per_read.max(2);
         for family in self.schema().families() {
             let version = self.version();
-            let files: Vec<Arc<TabletFile>> = version.family_files(&family.name).cloned().collect();
-            if files.iter().any(|f| !f.entry.owned) {
+            if version.family_files(&family.name).any(|f| !f.entry.owned) {
+                let files: Vec<Arc<TabletFile>> =
+                    version.family_files(&family.name).cloned().collect();
                 // Files shared with a split sibling (bounded views of the parent's)
                 // keep the parent's whole files alive: rewrite the family into one
                 // file of this tablet's own, as HBase compacts daughters' references.

@@ -60,11 +60,7 @@ impl TabletFile {
     /// A cursor over the rows of the file this tablet may read (clamped to its row
     /// bounds when it has any); `fill_cache` as for [`SstReader`] cursors.
     pub fn cursor(&self, fill_cache: bool) -> Box<dyn crate::iter::KvIter> {
-        let it = if fill_cache {
-            self.reader.iter()
-        } else {
-            self.reader.iter_without_cache_fill()
-        };
+        let it = self.reader.iter_filling_cache(fill_cache);
         if self.entry.bound_start.is_empty() && self.entry.bound_end.is_empty() {
             Box::new(it)
         } else {
@@ -74,6 +70,19 @@ impl TabletFile {
                 &self.entry.bound_end,
             ))
         }
+    }
+
+    /// The first and last row the file holds (whatever its bounds); `None` when it
+    /// holds nothing or its keys do not parse.
+    pub fn row_span(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let meta = self.reader.meta();
+        if meta.entry_count == 0 {
+            return None;
+        }
+        Some((
+            crate::key::row_of(&meta.smallest_key)?,
+            crate::key::row_of(&meta.largest_key)?,
+        ))
     }
 }
 

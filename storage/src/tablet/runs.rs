@@ -22,7 +22,6 @@ use bytes::Bytes;
 use super::TabletFile;
 use crate::error::Result;
 use crate::iter::KvIter;
-use crate::key;
 use crate::sstable::SstIter;
 
 /// Files of one family whose key ranges are disjoint, in ascending key order.
@@ -134,16 +133,7 @@ pub fn partition<'a>(files: impl IntoIterator<Item = &'a Arc<TabletFile>>) -> Ve
     let mut sortable: Vec<(&Arc<TabletFile>, Vec<u8>, Vec<u8>)> = Vec::new();
     for f in files {
         let bounded = !f.entry.bound_start.is_empty() || !f.entry.bound_end.is_empty();
-        let meta = f.reader.meta();
-        let rows = (meta.entry_count > 0)
-            .then(|| {
-                Some((
-                    key::row_of(&meta.smallest_key)?,
-                    key::row_of(&meta.largest_key)?,
-                ))
-            })
-            .flatten();
-        match rows {
+        match f.row_span() {
             Some((first, last)) if !bounded && f.entry.owned => sortable.push((f, first, last)),
             _ => alone.push(vec![Arc::clone(f)]),
         }
@@ -186,11 +176,7 @@ impl RunIter {
     fn open(&mut self, i: usize) -> Option<&mut SstIter> {
         if self.current != i || self.cursor.is_none() {
             let file = self.files.get(i)?;
-            self.cursor = Some(if self.fill_cache {
-                file.reader.iter()
-            } else {
-                file.reader.iter_without_cache_fill()
-            });
+            self.cursor = Some(file.reader.iter_filling_cache(self.fill_cache));
             self.current = i;
         }
         self.cursor.as_mut()

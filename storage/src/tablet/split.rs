@@ -15,7 +15,6 @@ use bytes::Bytes;
 
 use super::Tablet;
 use crate::error::{Error, Result};
-use crate::key;
 use crate::manifest::{self, FileEntry, ManifestState};
 
 /// The two halves of a split, as written to disk.
@@ -118,14 +117,7 @@ impl Tablet {
         let spans: HashMap<&str, (Vec<u8>, Vec<u8>)> = version
             .files
             .iter()
-            .filter_map(|f| {
-                let meta = f.reader.meta();
-                let rows = (
-                    key::row_of(&meta.smallest_key)?,
-                    key::row_of(&meta.largest_key)?,
-                );
-                (meta.entry_count > 0).then_some((f.entry.path.as_str(), rows))
-            })
+            .filter_map(|f| Some((f.entry.path.as_str(), f.row_span()?)))
             .collect();
         let at = Bytes::copy_from_slice(at);
         let make = |id: u64, start: Bytes, end: Bytes| ManifestState {
