@@ -414,6 +414,64 @@ fn selection_strategy() -> impl Strategy<Value = Selection> {
         })
 }
 
+/// Puts only (no delete markers anywhere), timestamps often equal across files.
+fn put_strategy() -> impl Strategy<Value = Mutation> {
+    let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
+    let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
+    (
+        fam,
+        qual,
+        ts_strategy(),
+        proptest::collection::vec(any::<u8>(), 0..4),
+    )
+        .prop_map(|(family, qualifier, timestamp, v)| Mutation::Put {
+            family,
+            qualifier,
+            timestamp,
+            value: Bytes::from(v),
+        })
+}
+
+/// Gets of one column's newest version (the reads that consult a get's sources
+/// one at a time, newest first), with or without a time range.
+fn newest_version_get_strategy() -> impl Strategy<Value = Op> {
+    (
+        0..ROWS.len(),
+        0..FAMILIES.len(),
+        0..QUALS.len(),
+        prop_oneof![
+            Just(TimeRange::ALL),
+            (NOW_START - 9_000..NOW_START + 3_000).prop_map(TimeRange::before),
+            (NOW_START - 9_000..NOW_START + 3_000, 0i64..6_000)
+                .prop_map(|(a, w)| TimeRange::new(a, a + w)),
+        ],
+    )
+        .prop_map(|(r, f, q, range)| {
+            Op::Get(
+                r,
+                Selection {
+                    columns: vec![(f, Some(q))],
+                    range,
+                    versions: 1,
+                },
+            )
+        })
+}
+
+/// Puts, flushes (each one a file a get may consult), compactions, clock moves
+/// (expiring the TTL family) and newest-version gets.
+fn put_and_get_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => ((0..ROWS.len()), proptest::collection::vec(put_strategy(), 1..4))
+            .prop_map(|(r, ms)| Op::Mutate(RowMutation { row: Bytes::from_static(ROWS[r]), mutations: ms })),
+        3 => Just(Op::Flush),
+        1 => Just(Op::MergeCompact),
+        1 => Just(Op::Reopen),
+        1 => (0i64..4_000).prop_map(Op::AdvanceClock),
+        6 => newest_version_get_strategy(),
+    ]
+}
+
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
         12 => ((0..ROWS.len()), proptest::collection::vec(mutation_strategy(), 1..4))
@@ -658,6 +716,11 @@ proptest! {
 
     #[test]
     fn engine_matches_model(ops in proptest::collection::vec(op_strategy(), 1..60)) {
+        run(ops)?;
+    }
+
+    #[test]
+    fn newest_version_gets_match_model(ops in proptest::collection::vec(put_and_get_strategy(), 1..60)) {
         run(ops)?;
     }
 }

@@ -1,9 +1,11 @@
 //! Reads of a tablet: gets and scanners.
 //!
 //! Owns: choosing the sources of a read (memtables, then the files of the families
-//! read, pruned by bloom filters for single-row reads, clamped to the tablet's rows),
-//! the forward and reverse row walks of [`TabletScanner`], the filter's row-level
-//! calls, and splitting wide rows into batches.
+//! read, pruned for single-row reads by bloom filters and by the files' timestamp
+//! ranges, clamped to the tablet's rows), the newest-source-first order of a get
+//! of one column's newest version, the forward and reverse row walks of
+//! [`TabletScanner`], the filter's row-level calls, and splitting wide rows into
+//! batches.
 //! Must not: resolve versions or deletes itself (see [`crate::read`]).
 
 use std::collections::VecDeque;
@@ -17,13 +19,17 @@ use crate::filter::{Filter, RowVerdict};
 use crate::iter::KvIter;
 use crate::key;
 use crate::merge::merged;
-use crate::read::{read_row, ReadOptions, ReadPlan, ReadScratch};
+use crate::read::{read_row, FamilyPlan, ReadOptions, ReadPlan, ReadScratch};
+use crate::sstable::SstMeta;
 use crate::types::Cell;
 
 /// What a read merges: one cursor per source, and whether any of them may hold
 /// delete markers.
 pub(crate) struct Sources {
     pub(crate) iters: Vec<Box<dyn KvIter>>,
+    /// The newest timestamp each cursor may hold (`i64::MAX` for a memtable or a
+    /// run of files), side by side with `iters`.
+    pub(crate) newest: Vec<i64>,
     pub(crate) may_hold_markers: bool,
 }
 
@@ -63,8 +69,9 @@ impl Tablet {
         plan: &ReadPlan,
         row: Option<(&[u8], &[u8])>,
     ) -> Sources {
-        let mut out: Vec<Box<dyn KvIter>> =
-            Vec::with_capacity(2 + version.frozen.len() + version.files.len());
+        let capacity = 2 + version.frozen.len() + version.files.len();
+        let mut out: Vec<Box<dyn KvIter>> = Vec::with_capacity(capacity);
+        let mut newest: Vec<i64> = Vec::with_capacity(capacity);
         let mut may_hold_markers = false;
         // Both hashes once per read, not once per source.
         let row_hash = row.map(|(r, _)| key::bloom_row_hash(r));
@@ -79,17 +86,19 @@ impl Tablet {
             }
             may_hold_markers |= m.holds_markers();
             out.push(Box::new(m.iter()));
+            newest.push(i64::MAX);
         }
         let single = plan.single_column();
         let column_hash = row
             .zip(single)
             .map(|((r, _), (_, q))| key::bloom_column_hash(r, q));
-        for family in plan.family_names() {
-            for run in version.family_runs(family) {
+        for fam in &plan.families {
+            for run in version.family_runs(&fam.family) {
                 let Some((_, row_key)) = row else {
                     // A scan reads every run through one cursor.
                     may_hold_markers |= run.holds_markers();
                     out.push(run.cursor(true));
+                    newest.push(i64::MAX);
                     continue;
                 };
                 // A get reads at most one file of the run: the one whose key range
@@ -99,17 +108,21 @@ impl Tablet {
                 let Some(f) = run.file_for_row(row_key) else {
                     continue;
                 };
-                let keep = row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
+                let meta = f.reader.meta();
+                let keep = may_matter_to(meta, fam)
+                    && row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
                     && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch));
                 if !keep {
                     continue;
                 }
-                may_hold_markers |= f.reader.meta().delete_count > 0;
+                may_hold_markers |= meta.delete_count > 0;
                 out.push(f.cursor(true));
+                newest.push(meta.max_timestamp);
             }
         }
         Sources {
             iters: out,
+            newest,
             may_hold_markers,
         }
     }
@@ -124,7 +137,7 @@ impl Tablet {
     ) -> Result<Vec<Cell>> {
         let version = self.version();
         let row_key = key::row_start(row);
-        let sources = self.sources(&version, plan, Some((row, &row_key)));
+        let mut sources = self.sources(&version, plan, Some((row, &row_key)));
         // Without delete markers in any source, an as-of read of one column has
         // nothing to collect before its version: one seek goes straight to it
         // (through the block index) instead of a seek to the row and another to
@@ -133,9 +146,23 @@ impl Tablet {
             .single_column_as_of()
             .filter(|_| !sources.may_hold_markers)
             .map(|(family, qualifier, newest)| key::column_put_at(row, family, qualifier, newest));
-        let mut iter = merged(sources.iters);
-        iter.seek(version_target.as_deref().unwrap_or(&row_key))?;
+        let target = version_target.as_deref().unwrap_or(&row_key);
         let mut scratch = ReadScratch::default();
+        if filter.is_none() && newest_version_only(plan, &sources) {
+            if let Some(cells) = newest_source_first(
+                &mut sources,
+                row,
+                &row_key,
+                target,
+                plan,
+                snapshot,
+                &mut scratch,
+            )? {
+                return Ok(cells);
+            }
+        }
+        let mut iter = merged(sources.iters);
+        iter.seek(target)?;
         Ok(read_row(
             iter.as_mut(),
             row,
@@ -443,4 +470,84 @@ impl TabletScanner {
 
 fn bad_key() -> crate::error::Error {
     crate::error::Error::corruption("<merged sources>", "malformed internal key")
+}
+
+/// False when a file cannot hold anything a read of `fam` returns or that hides
+/// what it returns: it is empty, every entry in it is older than the read's time
+/// range or the family's TTL (a delete marker only hides versions at or before its
+/// own time), or it holds no delete markers and every entry is newer than the range.
+fn may_matter_to(meta: &SstMeta, fam: &FamilyPlan) -> bool {
+    if meta.entry_count == 0
+        || meta.max_timestamp < fam.time_range.min
+        || meta.max_timestamp < fam.ttl_cutoff
+    {
+        return false;
+    }
+    let newer_than_range = fam
+        .time_range
+        .newest()
+        .is_some_and(|newest| meta.min_timestamp > newest);
+    !(meta.delete_count == 0 && newer_than_range)
+}
+
+/// True when the read wants only the newest version of one column, unfiltered,
+/// from sources without delete markers: then each source can be read alone, the
+/// newest first, and a source whose newest timestamp is below a version already
+/// found cannot change the answer.
+fn newest_version_only(plan: &ReadPlan, sources: &Sources) -> bool {
+    sources.iters.len() > 1
+        && !sources.may_hold_markers
+        && plan.single_column().is_some()
+        && plan.families.first().is_some_and(|f| f.max_versions == 1)
+}
+
+/// HBase's lazy seek for a get of one column's newest version: reads the sources
+/// one at a time in descending order of the newest timestamp each may hold
+/// (memtables first), keeping the newest version found, and stops at the first
+/// source whose newest timestamp is below it -- a row rewritten since the bulk of
+/// its table was written reads one block instead of one per file. Two sources
+/// holding the same timestamp need the merge's sequence order to pick the later
+/// write: `None` then, and the caller merges every source.
+fn newest_source_first(
+    sources: &mut Sources,
+    row: &Bytes,
+    row_key: &[u8],
+    target: &[u8],
+    plan: &ReadPlan,
+    snapshot: u64,
+    scratch: &mut ReadScratch,
+) -> Result<Option<Vec<Cell>>> {
+    let mut order: Vec<(i64, usize)> = sources
+        .newest
+        .iter()
+        .enumerate()
+        .map(|(i, &newest)| (newest, i))
+        .collect();
+    // Descending by timestamp; ties keep the sources' order (memtables newest first).
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut best: Option<Vec<Cell>> = None;
+    for (newest, i) in order {
+        let found_ts = best
+            .as_ref()
+            .and_then(|cells| cells.first())
+            .map(|c| c.timestamp);
+        if found_ts.is_some_and(|ts| newest < ts) {
+            break;
+        }
+        let Some(iter) = sources.iters.get_mut(i) else {
+            continue;
+        };
+        iter.seek(target)?;
+        let cells = read_row(iter.as_mut(), row, row_key, plan, snapshot, None, scratch)?.cells;
+        let Some(ts) = cells.first().map(|c| c.timestamp) else {
+            continue;
+        };
+        if cells.len() > 1 || found_ts == Some(ts) {
+            return Ok(None);
+        }
+        if found_ts.is_none_or(|found| ts > found) {
+            best = Some(cells);
+        }
+    }
+    Ok(Some(best.unwrap_or_default()))
 }
