@@ -21,8 +21,10 @@ use crate::stats::Recorder;
 use crate::worker::{Shared, Task, Worker, COLUMN, MANY_VERSIONS_ROW, ONE_VERSION_ROW};
 use crate::workload::{DataSet, Workload};
 
-/// How often the server is sampled and the progress bar redrawn.
+/// How often the server is sampled.
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the progress bar is updated while the workers run.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
 /// Most connections one run may open.
 const MAX_CONNECTIONS: usize = 4096;
 
@@ -224,7 +226,7 @@ fn run_task(
         let (done, finished, start_line) = (&done, &finished, &start_line);
         let handles: Vec<_> = (0..workers)
             .map(|index| {
-                scope.spawn(move || -> Result<Recorder, BenchError> {
+                scope.spawn(move || -> Result<(Recorder, Instant), BenchError> {
                     let worker = Worker::new(shared, task, index, workers, seed);
                     start_line.wait();
                     let outcome = worker.map(|mut w| {
@@ -235,7 +237,7 @@ fn run_task(
                                 done.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                        w.recorder
+                        (w.recorder, Instant::now())
                     });
                     if outcome.is_err() {
                         start_line.wait();
@@ -258,13 +260,12 @@ fn run_task(
         });
         start_line.wait();
         while finished.load(Ordering::Acquire) < workers {
-            std::thread::sleep(SAMPLE_INTERVAL);
+            std::thread::sleep(PROGRESS_INTERVAL);
             bar.set_position(match deadline_after {
                 Some(_) => started.elapsed().as_millis() as u64,
                 None => done.load(Ordering::Relaxed),
             });
         }
-        let elapsed = started.elapsed();
         let results: Vec<_> = handles
             .into_iter()
             .map(|h| {
@@ -273,7 +274,14 @@ fn run_task(
                 })
             })
             .collect();
-        (results, elapsed)
+        // The run ends when its last worker does, not when the progress loop
+        // next wakes to notice (up to a progress interval later).
+        let ended = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok().map(|(_, end)| *end))
+            .max()
+            .unwrap_or_else(Instant::now);
+        (results, ended.saturating_duration_since(started))
     });
     bar.finish_and_clear();
     let server = probe.map(ServerProbe::stop);
@@ -281,7 +289,7 @@ fn run_task(
     let mut first_error = None;
     for r in results {
         match r {
-            Ok(rec) => recorder.merge(&rec),
+            Ok((rec, _)) => recorder.merge(&rec),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
