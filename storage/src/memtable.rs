@@ -1,6 +1,7 @@
 //! The memtable: a tablet's recent writes, sorted in memory.
 //!
-//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, a
+//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, the
+//! arena its keys and values are copied into (HBase's MSLAB), a
 //! Bloom filter of the rows written (so a get of a row the memtable does not hold
 //! skips the skiplist search), and the [`KvIter`] cursor over it. A memtable is
 //! either active (accepting inserts) or frozen (waiting for its flush); the tablet
@@ -11,8 +12,9 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use crossbeam_skiplist::SkipMap;
+use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::iter::KvIter;
@@ -26,6 +28,16 @@ const ITER_BATCH: usize = 32;
 /// Entries copied right after a seek: a point read needs one or two, so a seek copies
 /// few and each later refill copies four times more, up to [`ITER_BATCH`].
 const SEEK_BATCH: usize = 2;
+
+/// Bytes of an arena's first chunk; each later chunk doubles, up to
+/// [`ARENA_CHUNK`], so a memtable with a few writes holds little.
+const ARENA_FIRST_CHUNK: usize = 64 << 10;
+/// Bytes of a full-size arena chunk (HBase's MSLAB chunk size).
+const ARENA_CHUNK: usize = 2 << 20;
+/// Entries (key and value) bigger than this are kept in allocations of their own
+/// rather than copied into the arena (as HBase keeps cells over 256 KiB out of its
+/// MSLAB chunks).
+const ARENA_MAX_ENTRY: usize = 256 << 10;
 
 /// Memtable size the row filter of [`Memtable::new`] is sized for.
 const DEFAULT_CAPACITY: usize = 64 << 20;
@@ -89,6 +101,51 @@ impl RowFilter {
     }
 }
 
+/// The chunks a memtable's keys and values are copied into, one after another
+/// (HBase's memstore-local allocation buffer). A write's key and value arrive in
+/// buffers of their own (the request's); kept as they are, each memtable would
+/// hold tens of thousands of small allocations scattered over the heap, returned
+/// one by one when it is flushed. Copied here, the request's buffers are freed at
+/// once (and reused by the next request), an entry's key and value sit side by
+/// side for the flush that reads them in order, and a flushed memtable returns a
+/// few chunks. The first chunk is allocated on the first write, so idle tablets'
+/// memtables hold none, and is small; chunks grow to [`ARENA_CHUNK`].
+#[derive(Debug, Default)]
+struct Arena {
+    current: Mutex<Chunk>,
+}
+
+#[derive(Debug, Default)]
+struct Chunk {
+    /// The chunk being filled: its unused capacity; the filled part is split off
+    /// into the entries' [`Bytes`], which share the chunk's allocation.
+    free: BytesMut,
+    /// Capacity of the chunk last allocated (0 before the first).
+    size: usize,
+}
+
+impl Arena {
+    /// Copies `key` and `value` into the current chunk (a new one when they do not
+    /// fit) and returns the copies. Entries over [`ARENA_MAX_ENTRY`] bytes are not
+    /// copied: the key moves into its own [`Bytes`] and the value is kept.
+    fn copy_in(&self, key: Vec<u8>, value: Bytes) -> (Bytes, Bytes) {
+        let need = key.len() + value.len();
+        if need > ARENA_MAX_ENTRY {
+            return (Bytes::from(key), value);
+        }
+        let mut chunk = self.current.lock();
+        if chunk.free.capacity() - chunk.free.len() < need {
+            chunk.size = (chunk.size * 2).clamp(ARENA_FIRST_CHUNK, ARENA_CHUNK);
+            chunk.free = BytesMut::with_capacity(chunk.size.max(need));
+        }
+        chunk.free.extend_from_slice(&key);
+        let key = chunk.free.split().freeze();
+        chunk.free.extend_from_slice(&value);
+        let value = chunk.free.split().freeze();
+        (key, value)
+    }
+}
+
 /// A memtable key: the internal key with its first 16 bytes also held inline, as
 /// two big-endian integers, so that most comparisons of a skiplist search are
 /// decided inside the node without following the pointer to the key's bytes (each
@@ -101,11 +158,11 @@ impl RowFilter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct MemKey {
     head: (u64, u64),
-    bytes: Vec<u8>,
+    bytes: Bytes,
 }
 
 impl MemKey {
-    fn new(bytes: Vec<u8>) -> Self {
+    fn new(bytes: Bytes) -> Self {
         let mut head = [0u8; 16];
         let n = bytes.len().min(16);
         if let (Some(dst), Some(src)) = (head.get_mut(..n), bytes.get(..n)) {
@@ -124,7 +181,7 @@ impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.head
             .cmp(&other.head)
-            .then_with(|| self.bytes.as_slice().cmp(other.bytes.as_slice()))
+            .then_with(|| self.bytes.as_ref().cmp(other.bytes.as_ref()))
     }
 }
 
@@ -138,6 +195,7 @@ impl PartialOrd for MemKey {
 #[derive(Debug)]
 pub struct Memtable {
     map: SkipMap<MemKey, Bytes>,
+    arena: Arena,
     size: AtomicUsize,
     max_seq: AtomicU64,
     /// Set before the first delete marker is inserted (the caller says which
@@ -183,6 +241,7 @@ impl Memtable {
     fn build(capacity_bytes: usize, gauge: Option<Arc<MemtableMemory>>) -> Self {
         Memtable {
             map: SkipMap::new(),
+            arena: Arena::default(),
             size: AtomicUsize::new(0),
             max_seq: AtomicU64::new(0),
             holds_markers: AtomicBool::new(false),
@@ -208,6 +267,7 @@ impl Memtable {
     /// the previous value (same coordinates, timestamp and sequence).
     pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
         let charge = key.len() + value.len() + ENTRY_OVERHEAD;
+        let (key, value) = self.arena.copy_in(key, value);
         self.map.insert(MemKey::new(key), value);
         self.size.fetch_add(charge, Ordering::Relaxed);
         if let Some(g) = &self.gauge {
@@ -257,7 +317,7 @@ impl Memtable {
 
     /// The largest key, if any.
     pub fn last_key(&self) -> Option<Vec<u8>> {
-        self.map.back().map(|e| e.key().bytes.clone())
+        self.map.back().map(|e| e.key().bytes.to_vec())
     }
 
     /// Calls `f` for every entry in key order (used by flushes).
@@ -287,7 +347,7 @@ impl Memtable {
 /// skiplist search while a point read copies little.
 pub struct MemtableIter {
     table: Arc<Memtable>,
-    batch: Vec<(Vec<u8>, Bytes)>,
+    batch: Vec<(Bytes, Bytes)>,
     pos: usize,
     /// True when `batch` ends at the end of the table (no refill possible).
     exhausted: bool,
@@ -314,7 +374,7 @@ impl MemtableIter {
 impl KvIter for MemtableIter {
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         self.batch_size = SEEK_BATCH;
-        self.fill(Bound::Included(MemKey::new(target.to_vec())));
+        self.fill(Bound::Included(MemKey::new(Bytes::copy_from_slice(target))));
         Ok(())
     }
 
@@ -323,7 +383,7 @@ impl KvIter for MemtableIter {
         self.batch.clear();
         self.pos = 0;
         self.exhausted = true;
-        let target = MemKey::new(target.to_vec());
+        let target = MemKey::new(Bytes::copy_from_slice(target));
         if let Some(e) = self.table.map.upper_bound(Bound::Excluded(&target)) {
             self.batch.push((e.key().bytes.clone(), e.value().clone()));
             // Later `next` calls continue forward from here.
@@ -352,7 +412,7 @@ impl KvIter for MemtableIter {
     fn key(&self) -> &[u8] {
         self.batch
             .get(self.pos)
-            .map(|(k, _)| k.as_slice())
+            .map(|(k, _)| k.as_ref())
             .unwrap_or(&[])
     }
 
@@ -419,8 +479,8 @@ mod tests {
         ) {
             let a = [shared.clone(), a].concat();
             let b = [shared, b].concat();
-            prop_assert_eq!(MemKey::new(a.clone()).cmp(&MemKey::new(b.clone())), a.cmp(&b));
-            prop_assert_eq!(MemKey::new(a.clone()) == MemKey::new(b.clone()), a == b);
+            prop_assert_eq!(MemKey::new(Bytes::from(a.clone())).cmp(&MemKey::new(Bytes::from(b.clone()))), a.cmp(&b));
+            prop_assert_eq!(MemKey::new(Bytes::from(a.clone())) == MemKey::new(Bytes::from(b.clone())), a == b);
         }
     }
 
@@ -471,5 +531,42 @@ mod tests {
         assert_eq!(mt.max_seq(), 7);
         assert!(mt.approximate_size() >= 5 + 2 * ENTRY_OVERHEAD);
         assert_eq!(mt.last_key(), Some(b"k".to_vec()));
+    }
+
+    #[test]
+    fn entries_are_copied_into_shared_chunks() {
+        let mt = Arc::new(Memtable::new());
+        // 3,000 entries of ~1 KiB fill a chunk and start a second one.
+        let value = |i: usize| Bytes::from(vec![(i % 251) as u8; 1000 + i % 7]);
+        let mut given = Vec::new();
+        for i in 0..3_000 {
+            let v = value(i);
+            given.push(v.as_ptr());
+            mt.insert(format!("key{i:05}").into_bytes(), v, i as u64);
+        }
+        // An entry bigger than the arena takes is kept as given.
+        let big = Bytes::from(vec![9u8; ARENA_MAX_ENTRY + 1]);
+        let big_ptr = big.as_ptr();
+        mt.insert(b"zz-big".to_vec(), big.clone(), 3_000);
+        let mut it = mt.iter();
+        it.seek(b"").unwrap();
+        let mut seen = 0;
+        while it.valid() && it.key() != b"zz-big" {
+            let i = seen;
+            assert_eq!(it.key(), format!("key{i:05}").as_bytes());
+            assert_eq!(it.value_bytes(), value(i));
+            assert_ne!(
+                it.value_bytes().as_ptr(),
+                given[i],
+                "the request's buffer was kept"
+            );
+            seen += 1;
+            it.next().unwrap();
+        }
+        assert_eq!(seen, 3_000);
+        assert_eq!(it.key(), b"zz-big");
+        assert_eq!(it.value_bytes(), big);
+        assert_eq!(it.value_bytes().as_ptr(), big_ptr);
+        assert_eq!(mt.last_key(), Some(b"zz-big".to_vec()));
     }
 }
