@@ -110,9 +110,25 @@ impl RowFilter {
 /// side for the flush that reads them in order, and a flushed memtable returns a
 /// few chunks. The first chunk is allocated on the first write, so idle tablets'
 /// memtables hold none, and is small; chunks grow to [`ARENA_CHUNK`].
+///
+/// Writers copy into one of [`ARENA_SHARDS`] chunks, each thread starting at its
+/// own and moving on when that one is busy: a writer descheduled while copying
+/// (there are more writer threads than cores) then holds up no one else.
 #[derive(Debug, Default)]
 struct Arena {
-    current: Mutex<Chunk>,
+    shards: [Mutex<Chunk>; ARENA_SHARDS],
+}
+
+/// Chunks an arena fills at once.
+const ARENA_SHARDS: usize = 4;
+
+/// The arena shard the calling thread tries first (threads take turns).
+fn arena_shard_hint() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    HINT.with(|h| *h)
 }
 
 #[derive(Debug, Default)]
@@ -133,7 +149,14 @@ impl Arena {
         if need > ARENA_MAX_ENTRY {
             return (Bytes::from(key), value);
         }
-        let mut chunk = self.current.lock();
+        let start = arena_shard_hint();
+        let shard = |i: usize| self.shards.get((start + i) % ARENA_SHARDS);
+        let free_shard = (0..ARENA_SHARDS).find_map(|i| shard(i).and_then(|m| m.try_lock()));
+        let Some(mut chunk) = free_shard.or_else(|| shard(0).map(|m| m.lock())) else {
+            // Unreachable (the index is reduced modulo the shard count): keep
+            // the entry as given rather than fail the write.
+            return (Bytes::from(key), value);
+        };
         if chunk.free.capacity() - chunk.free.len() < need {
             chunk.size = (chunk.size * 2).clamp(ARENA_FIRST_CHUNK, ARENA_CHUNK);
             chunk.free = BytesMut::with_capacity(chunk.size.max(need));
