@@ -1,7 +1,6 @@
 //! The memtable: a tablet's recent writes, sorted in memory.
 //!
-//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, the
-//! arena its keys and values are copied into (HBase's MSLAB), a
+//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, a
 //! Bloom filter of the rows written (so a get of a row the memtable does not hold
 //! skips the skiplist search), and the [`KvIter`] cursor over it. A memtable is
 //! either active (accepting inserts) or frozen (waiting for its flush); the tablet
@@ -12,9 +11,8 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
-use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::iter::KvIter;
@@ -28,16 +26,6 @@ const ITER_BATCH: usize = 32;
 /// Entries copied right after a seek: a point read needs one or two, so a seek copies
 /// few and each later refill copies four times more, up to [`ITER_BATCH`].
 const SEEK_BATCH: usize = 2;
-
-/// Bytes of an arena's first chunk; each later chunk doubles, up to
-/// [`ARENA_CHUNK`], so a memtable with a few writes holds little.
-const ARENA_FIRST_CHUNK: usize = 64 << 10;
-/// Bytes of a full-size arena chunk (HBase's MSLAB chunk size).
-const ARENA_CHUNK: usize = 2 << 20;
-/// Entries (key and value) bigger than this are kept in allocations of their own
-/// rather than copied into the arena (as HBase keeps cells over 256 KiB out of its
-/// MSLAB chunks).
-const ARENA_MAX_ENTRY: usize = 256 << 10;
 
 /// Memtable size the row filter of [`Memtable::new`] is sized for.
 const DEFAULT_CAPACITY: usize = 64 << 20;
@@ -101,74 +89,6 @@ impl RowFilter {
     }
 }
 
-/// The chunks a memtable's keys and values are copied into, one after another
-/// (HBase's memstore-local allocation buffer). A write's key and value arrive in
-/// buffers of their own (the request's); kept as they are, each memtable would
-/// hold tens of thousands of small allocations scattered over the heap, returned
-/// one by one when it is flushed. Copied here, the request's buffers are freed at
-/// once (and reused by the next request), an entry's key and value sit side by
-/// side for the flush that reads them in order, and a flushed memtable returns a
-/// few chunks. The first chunk is allocated on the first write, so idle tablets'
-/// memtables hold none, and is small; chunks grow to [`ARENA_CHUNK`].
-///
-/// Writers copy into one of [`ARENA_SHARDS`] chunks, each thread starting at its
-/// own and moving on when that one is busy: a writer descheduled while copying
-/// (there are more writer threads than cores) then holds up no one else.
-#[derive(Debug, Default)]
-struct Arena {
-    shards: [Mutex<Chunk>; ARENA_SHARDS],
-}
-
-/// Chunks an arena fills at once.
-const ARENA_SHARDS: usize = 4;
-
-/// The arena shard the calling thread tries first (threads take turns).
-fn arena_shard_hint() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static HINT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
-    }
-    HINT.with(|h| *h)
-}
-
-#[derive(Debug, Default)]
-struct Chunk {
-    /// The chunk being filled: its unused capacity; the filled part is split off
-    /// into the entries' [`Bytes`], which share the chunk's allocation.
-    free: BytesMut,
-    /// Capacity of the chunk last allocated (0 before the first).
-    size: usize,
-}
-
-impl Arena {
-    /// Copies `key` and `value` into the current chunk (a new one when they do not
-    /// fit) and returns the copies. Entries over [`ARENA_MAX_ENTRY`] bytes are not
-    /// copied: the key moves into its own [`Bytes`] and the value is kept.
-    fn copy_in(&self, key: Vec<u8>, value: Bytes) -> (Bytes, Bytes) {
-        let need = key.len() + value.len();
-        if need > ARENA_MAX_ENTRY {
-            return (Bytes::from(key), value);
-        }
-        let start = arena_shard_hint();
-        let shard = |i: usize| self.shards.get((start + i) % ARENA_SHARDS);
-        let free_shard = (0..ARENA_SHARDS).find_map(|i| shard(i).and_then(|m| m.try_lock()));
-        let Some(mut chunk) = free_shard.or_else(|| shard(0).map(|m| m.lock())) else {
-            // Unreachable (the index is reduced modulo the shard count): keep
-            // the entry as given rather than fail the write.
-            return (Bytes::from(key), value);
-        };
-        if chunk.free.capacity() - chunk.free.len() < need {
-            chunk.size = (chunk.size * 2).clamp(ARENA_FIRST_CHUNK, ARENA_CHUNK);
-            chunk.free = BytesMut::with_capacity(chunk.size.max(need));
-        }
-        chunk.free.extend_from_slice(&key);
-        let key = chunk.free.split().freeze();
-        chunk.free.extend_from_slice(&value);
-        let value = chunk.free.split().freeze();
-        (key, value)
-    }
-}
-
 /// A memtable key: the internal key with its first 16 bytes also held inline, as
 /// two big-endian integers, so that most comparisons of a skiplist search are
 /// decided inside the node without following the pointer to the key's bytes (each
@@ -181,11 +101,11 @@ impl Arena {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct MemKey {
     head: (u64, u64),
-    bytes: Bytes,
+    bytes: Vec<u8>,
 }
 
 impl MemKey {
-    fn new(bytes: Bytes) -> Self {
+    fn new(bytes: Vec<u8>) -> Self {
         let mut head = [0u8; 16];
         let n = bytes.len().min(16);
         if let (Some(dst), Some(src)) = (head.get_mut(..n), bytes.get(..n)) {
@@ -204,7 +124,7 @@ impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.head
             .cmp(&other.head)
-            .then_with(|| self.bytes.as_ref().cmp(other.bytes.as_ref()))
+            .then_with(|| self.bytes.as_slice().cmp(other.bytes.as_slice()))
     }
 }
 
@@ -218,7 +138,6 @@ impl PartialOrd for MemKey {
 #[derive(Debug)]
 pub struct Memtable {
     map: SkipMap<MemKey, Bytes>,
-    arena: Arena,
     size: AtomicUsize,
     max_seq: AtomicU64,
     /// Set before the first delete marker is inserted (the caller says which
@@ -264,7 +183,6 @@ impl Memtable {
     fn build(capacity_bytes: usize, gauge: Option<Arc<MemtableMemory>>) -> Self {
         Memtable {
             map: SkipMap::new(),
-            arena: Arena::default(),
             size: AtomicUsize::new(0),
             max_seq: AtomicU64::new(0),
             holds_markers: AtomicBool::new(false),
@@ -290,7 +208,6 @@ impl Memtable {
     /// the previous value (same coordinates, timestamp and sequence).
     pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
         let charge = key.len() + value.len() + ENTRY_OVERHEAD;
-        let (key, value) = self.arena.copy_in(key, value);
         self.map.insert(MemKey::new(key), value);
         self.size.fetch_add(charge, Ordering::Relaxed);
         if let Some(g) = &self.gauge {
@@ -340,7 +257,7 @@ impl Memtable {
 
     /// The largest key, if any.
     pub fn last_key(&self) -> Option<Vec<u8>> {
-        self.map.back().map(|e| e.key().bytes.to_vec())
+        self.map.back().map(|e| e.key().bytes.clone())
     }
 
     /// Calls `f` for every entry in key order (used by flushes).
@@ -370,7 +287,7 @@ impl Memtable {
 /// skiplist search while a point read copies little.
 pub struct MemtableIter {
     table: Arc<Memtable>,
-    batch: Vec<(Bytes, Bytes)>,
+    batch: Vec<(Vec<u8>, Bytes)>,
     pos: usize,
     /// True when `batch` ends at the end of the table (no refill possible).
     exhausted: bool,
@@ -397,7 +314,7 @@ impl MemtableIter {
 impl KvIter for MemtableIter {
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         self.batch_size = SEEK_BATCH;
-        self.fill(Bound::Included(MemKey::new(Bytes::copy_from_slice(target))));
+        self.fill(Bound::Included(MemKey::new(target.to_vec())));
         Ok(())
     }
 
@@ -406,7 +323,7 @@ impl KvIter for MemtableIter {
         self.batch.clear();
         self.pos = 0;
         self.exhausted = true;
-        let target = MemKey::new(Bytes::copy_from_slice(target));
+        let target = MemKey::new(target.to_vec());
         if let Some(e) = self.table.map.upper_bound(Bound::Excluded(&target)) {
             self.batch.push((e.key().bytes.clone(), e.value().clone()));
             // Later `next` calls continue forward from here.
@@ -435,7 +352,7 @@ impl KvIter for MemtableIter {
     fn key(&self) -> &[u8] {
         self.batch
             .get(self.pos)
-            .map(|(k, _)| k.as_ref())
+            .map(|(k, _)| k.as_slice())
             .unwrap_or(&[])
     }
 
@@ -502,8 +419,8 @@ mod tests {
         ) {
             let a = [shared.clone(), a].concat();
             let b = [shared, b].concat();
-            prop_assert_eq!(MemKey::new(Bytes::from(a.clone())).cmp(&MemKey::new(Bytes::from(b.clone()))), a.cmp(&b));
-            prop_assert_eq!(MemKey::new(Bytes::from(a.clone())) == MemKey::new(Bytes::from(b.clone())), a == b);
+            prop_assert_eq!(MemKey::new(a.clone()).cmp(&MemKey::new(b.clone())), a.cmp(&b));
+            prop_assert_eq!(MemKey::new(a.clone()) == MemKey::new(b.clone()), a == b);
         }
     }
 
@@ -554,42 +471,5 @@ mod tests {
         assert_eq!(mt.max_seq(), 7);
         assert!(mt.approximate_size() >= 5 + 2 * ENTRY_OVERHEAD);
         assert_eq!(mt.last_key(), Some(b"k".to_vec()));
-    }
-
-    #[test]
-    fn entries_are_copied_into_shared_chunks() {
-        let mt = Arc::new(Memtable::new());
-        // 3,000 entries of ~1 KiB fill a chunk and start a second one.
-        let value = |i: usize| Bytes::from(vec![(i % 251) as u8; 1000 + i % 7]);
-        let mut given = Vec::new();
-        for i in 0..3_000 {
-            let v = value(i);
-            given.push(v.as_ptr());
-            mt.insert(format!("key{i:05}").into_bytes(), v, i as u64);
-        }
-        // An entry bigger than the arena takes is kept as given.
-        let big = Bytes::from(vec![9u8; ARENA_MAX_ENTRY + 1]);
-        let big_ptr = big.as_ptr();
-        mt.insert(b"zz-big".to_vec(), big.clone(), 3_000);
-        let mut it = mt.iter();
-        it.seek(b"").unwrap();
-        let mut seen = 0;
-        while it.valid() && it.key() != b"zz-big" {
-            let i = seen;
-            assert_eq!(it.key(), format!("key{i:05}").as_bytes());
-            assert_eq!(it.value_bytes(), value(i));
-            assert_ne!(
-                it.value_bytes().as_ptr(),
-                given[i],
-                "the request's buffer was kept"
-            );
-            seen += 1;
-            it.next().unwrap();
-        }
-        assert_eq!(seen, 3_000);
-        assert_eq!(it.key(), b"zz-big");
-        assert_eq!(it.value_bytes(), big);
-        assert_eq!(it.value_bytes().as_ptr(), big_ptr);
-        assert_eq!(mt.last_key(), Some(b"zz-big".to_vec()));
     }
 }
