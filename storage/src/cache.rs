@@ -69,6 +69,17 @@ impl BlockCache {
         found
     }
 
+    /// True when the block at `block_offset` of file `file_id` is cached. Counts
+    /// neither a hit nor a miss and does not touch the eviction policy.
+    pub fn contains(&self, file_id: u64, block_offset: u64) -> bool {
+        self.blocks.contains_key(&(file_id, block_offset))
+    }
+
+    /// Drops the block at `block_offset` of file `file_id`, if cached.
+    pub fn remove(&self, file_id: u64, block_offset: u64) {
+        self.blocks.invalidate(&(file_id, block_offset));
+    }
+
     /// Caches a block. The cache may decline it (admission policy or size).
     pub fn insert(&self, file_id: u64, block_offset: u64, block: Arc<Block>) {
         self.blocks.insert((file_id, block_offset), block);

@@ -9,13 +9,15 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::block::BlockBuilder;
+use super::block::{Block, BlockBuilder};
 use super::bloom::BloomCollector;
 use super::envelope::{seal_uncompressed, BlockSealer, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, FORMAT_VERSION};
 use super::index::separator;
 use super::meta::{MetaCollector, SstMeta};
+use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::key::{self, KeyKind};
 use crate::schema::{BloomType, Compression, FamilySchema};
@@ -119,6 +121,9 @@ pub struct SstWriter {
     meta: MetaCollector,
     /// Set after a failed write: the file is unusable.
     failed: bool,
+    /// Where each data block goes once written, and the file id it is cached
+    /// under (see [`SstWriter::cache_blocks`]).
+    cache_to: Option<(Arc<BlockCache>, u64)>,
 }
 
 impl std::fmt::Debug for SstWriter {
@@ -158,7 +163,15 @@ impl SstWriter {
             bloom: BloomCollector::new(opts.bloom, opts.bloom_bits_per_key),
             meta: MetaCollector::default(),
             failed: false,
+            cache_to: None,
         })
+    }
+
+    /// Puts every data block written from now on into `cache`, as the reader of the
+    /// finished file opened with `file_id` would after reading it, so that the file
+    /// is read from the cache from its first read on.
+    pub fn cache_blocks(&mut self, cache: Arc<BlockCache>, file_id: u64) {
+        self.cache_to = Some((cache, file_id));
     }
 
     /// The file being written.
@@ -294,6 +307,7 @@ impl SstWriter {
 
     fn flush_data_block(&mut self) -> Result<()> {
         let raw = self.data_block.finish();
+        let for_cache = self.cache_to.is_some().then(|| raw.to_vec());
         let stored = match self.sealer.seal(raw) {
             Ok(s) => s,
             Err(e) => {
@@ -313,6 +327,13 @@ impl SstWriter {
             ));
         }
         self.offset += stored.len() as u64;
+        if let (Some((cache, file_id)), Some(bytes)) = (&self.cache_to, for_cache) {
+            // The bytes a reader would decode; a block that does not parse (it
+            // always does: the builder wrote it) is simply not cached.
+            if let Ok(block) = Block::parse(bytes) {
+                cache.insert(*file_id, handle.offset, Arc::new(block));
+            }
+        }
         self.data_block.reset();
         self.pending_index = Some(handle);
         self.blocks += 1;

@@ -185,6 +185,32 @@ impl SstReader {
             .is_none_or(|f| f.may_contain(column_hash))
     }
 
+    /// How many of the file's data blocks are in the block cache now, and how many
+    /// it has (no cache: none of them).
+    pub fn cached_blocks(&self) -> (usize, usize) {
+        let total = self.index.len();
+        let Some(cache) = &self.cache else {
+            return (0, total);
+        };
+        let cached = (0..total)
+            .filter_map(|i| self.index.handle(i))
+            .filter(|h| cache.contains(self.file_id, h.offset))
+            .count();
+        (cached, total)
+    }
+
+    /// Drops the file's data blocks from the block cache (once the file is no
+    /// longer read: compacted away). A cursor still reading it reads them from
+    /// the file again.
+    pub fn evict_cached_blocks(&self) {
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        for h in (0..self.index.len()).filter_map(|i| self.index.handle(i)) {
+            cache.remove(self.file_id, h.offset);
+        }
+    }
+
     /// A cursor over the file; blocks it reads are added to the cache.
     pub fn iter(self: &Arc<Self>) -> SstIter {
         SstIter::new(Arc::clone(self), true)

@@ -7,7 +7,8 @@
 //! after a split, rewrite the files inherited from the parent so its directory can be
 //! collected),
 //! the merge itself (through the same [`MergingIter`] reads use), the garbage rules of
-//! major compactions, and I/O throttling.
+//! major compactions, caching the output's blocks when the inputs' were cached, and
+//! I/O throttling.
 //! Must not: schedule itself (the engine's background worker calls it).
 //!
 //! A merging compaction keeps every entry: its output answers every read exactly as
@@ -132,6 +133,12 @@ impl Tablet {
         iter.seek_to_first()?;
         let (rel, abs) = self.new_file_path();
         let mut writer = SstWriter::create(&abs, self.sst_options(family))?;
+        let file_id = self.shared.next_file_id();
+        if let Some(cache) = self.block_cache_for(family) {
+            if mostly_cached(inputs) {
+                writer.cache_blocks(cache, file_id);
+            }
+        }
         let mut throttle = Throttle::new(self.shared.opts.compaction_bytes_per_sec);
         let mut written = 0usize;
         let outcome = if major {
@@ -150,15 +157,18 @@ impl Tablet {
             None
         } else {
             let meta = writer.finish()?;
-            Some(self.open_file(FileEntry {
-                family: family.clone(),
-                path: rel,
-                bound_start: Bytes::new(),
-                bound_end: Bytes::new(),
-                owned: true,
-                size: meta.file_size,
-                max_seq: meta.max_seq,
-            })?)
+            Some(self.open_file_as(
+                FileEntry {
+                    family: family.clone(),
+                    path: rel,
+                    bound_start: Bytes::new(),
+                    bound_end: Bytes::new(),
+                    owned: true,
+                    size: meta.file_size,
+                    max_seq: meta.max_seq,
+                },
+                file_id,
+            )?)
         };
         report.families += 1;
         report.input_files += inputs.len();
@@ -204,6 +214,9 @@ impl Tablet {
         }
         for f in inputs {
             if f.entry.owned {
+                // Its blocks would only take cache room from live ones until evicted
+                // (a split sibling's shared files are not this tablet's to drop).
+                f.reader.evict_cached_blocks();
                 let path = self.shared.tablets_root().join(&f.entry.path);
                 if let Err(e) = std::fs::remove_file(&path) {
                     tracing::warn!(path = %path.display(), error = %e, "could not delete compacted file");
@@ -250,6 +263,20 @@ impl Tablet {
         }
         Ok(())
     }
+}
+
+/// True when at least half of the inputs' data blocks are in the block cache: the
+/// compaction then caches its output's blocks as it writes them (as HBase can with
+/// `hbase.rs.cachecompactedblocksonwrite`), so that data read from the cache before
+/// a compaction (or a split child's rewrite of its inherited files) still is after
+/// it, instead of every block being read back from disk by the next get that needs
+/// it. Inputs mostly not cached leave the cache alone: their data is not being read.
+fn mostly_cached(inputs: &[Arc<TabletFile>]) -> bool {
+    let (cached, total) = inputs
+        .iter()
+        .map(|f| f.reader.cached_blocks())
+        .fold((0, 0), |(c, t), (fc, ft)| (c + fc, t + ft));
+    total > 0 && cached * 2 >= total
 }
 
 /// Copies every entry (merging compaction).

@@ -46,13 +46,19 @@ impl Tablet {
 
     /// Opens a finished file for reading.
     pub(crate) fn open_file(&self, entry: FileEntry) -> Result<Arc<TabletFile>> {
+        self.open_file_as(entry, self.shared.next_file_id())
+    }
+
+    /// Opens a finished file for reading under block-cache id `file_id` (one from
+    /// `Shared::next_file_id`, which its writer may have cached blocks under).
+    pub(crate) fn open_file_as(&self, entry: FileEntry, file_id: u64) -> Result<Arc<TabletFile>> {
         let path = self.shared.tablets_root().join(&entry.path);
         let cache = self.block_cache_for(&entry.family);
-        let reader = SstReader::open(&path, self.shared.next_file_id(), cache)?;
+        let reader = SstReader::open(&path, file_id, cache)?;
         Ok(Arc::new(TabletFile { entry, reader }))
     }
 
-    fn block_cache_for(&self, family: &[u8]) -> Option<Arc<crate::cache::BlockCache>> {
+    pub(crate) fn block_cache_for(&self, family: &[u8]) -> Option<Arc<crate::cache::BlockCache>> {
         let use_cache = self.schema().family(family).is_none_or(|f| f.block_cache);
         use_cache.then(|| Arc::clone(&self.shared.cache))
     }

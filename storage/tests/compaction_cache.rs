@@ -1,0 +1,117 @@
+//! A compaction whose input files were read from the block cache writes its output's
+//! blocks into the cache as it goes and drops the inputs' blocks, so reads after it
+//! still find their data cached; a compaction of files nobody reads leaves the
+//! cache alone.
+
+mod common;
+
+use bytes::Bytes;
+use common::{open_engine, quiet_options};
+use tabula_storage::engine::Engine;
+use tabula_storage::types::{ColumnSelector, Mutation};
+use tabula_storage::{Durability, FamilySchema, ReadOptions, RowMutation, TableSchema, Tablet};
+
+const NOW: i64 = 1_000_000;
+const ROWS: usize = 2_000;
+
+fn schema() -> TableSchema {
+    TableSchema::new("t", vec![FamilySchema::new(&b"f"[..])]).expect("valid schema")
+}
+
+fn row(i: usize) -> Bytes {
+    Bytes::from(format!("row{i:05}"))
+}
+
+fn value(i: usize, round: usize) -> Bytes {
+    Bytes::from(format!("{round}-{i}-{}", "x".repeat(100)))
+}
+
+/// Writes every row with values of `round` and flushes them into a file.
+fn write_round(tablet: &Tablet, round: usize) {
+    for i in 0..ROWS {
+        tablet
+            .mutate(
+                &RowMutation {
+                    row: row(i),
+                    mutations: vec![Mutation::Put {
+                        family: Bytes::from_static(b"f"),
+                        qualifier: Bytes::from_static(b"q"),
+                        timestamp: NOW + round as i64,
+                        value: value(i, round),
+                    }],
+                },
+                Durability::Sync,
+            )
+            .expect("put");
+    }
+    tablet.flush().expect("flush");
+}
+
+/// Reads every row, checks it holds `round`'s value, and returns the block cache
+/// misses the reads made.
+fn read_all(engine: &Engine, tablet: &Tablet, round: usize) -> u64 {
+    let before = engine.block_cache().stats().misses;
+    for i in 0..ROWS {
+        let cells = tablet
+            .get(
+                &row(i),
+                ReadOptions::latest()
+                    .columns(vec![ColumnSelector::Family(Bytes::from_static(b"f"))]),
+            )
+            .expect("get");
+        assert_eq!(cells.len(), 1, "row {i}");
+        assert_eq!(cells[0].value, value(i, round), "row {i}");
+    }
+    engine.block_cache().stats().misses - before
+}
+
+#[test]
+fn a_compaction_of_cached_files_leaves_their_data_cached() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
+    write_round(&tablet, 1);
+    write_round(&tablet, 2);
+    assert!(
+        read_all(&engine, &tablet, 2) > 0,
+        "the first reads load the blocks"
+    );
+    assert_eq!(read_all(&engine, &tablet, 2), 0, "the data is cached");
+    engine.block_cache().run_pending_tasks();
+    let cached_before = engine.block_cache().stats().weighted_bytes;
+
+    tablet.major_compact().expect("major compaction");
+    assert_eq!(
+        tablet.stats().file_count,
+        1,
+        "one file after the compaction"
+    );
+    assert_eq!(
+        read_all(&engine, &tablet, 2),
+        0,
+        "the compacted file's blocks were cached as it was written"
+    );
+    engine.block_cache().run_pending_tasks();
+    let cached_after = engine.block_cache().stats().weighted_bytes;
+    // The newer file's blocks were read (and cached) before; the output holds the
+    // same rows once: the inputs' blocks are gone from the cache.
+    assert!(
+        cached_after < cached_before + cached_before / 2,
+        "input blocks still cached: {cached_before} bytes before, {cached_after} after"
+    );
+}
+
+#[test]
+fn a_compaction_of_files_nobody_reads_leaves_the_cache_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
+    write_round(&tablet, 1);
+    write_round(&tablet, 2);
+    tablet.major_compact().expect("major compaction");
+    engine.block_cache().run_pending_tasks();
+    assert_eq!(
+        engine.block_cache().stats().entries,
+        0,
+        "nothing was cached"
+    );
+    assert!(read_all(&engine, &tablet, 2) > 0, "reads load the blocks");
+}
