@@ -49,10 +49,10 @@ fn shown(b: &[u8]) -> String {
 
 /// Maps a regionserver error for table `table`.
 /// Tablet groups of a batch gathered per regionserver (one call each).
-type ServerBatches = Vec<(String, Vec<(TabletLocation, Vec<usize>)>)>;
+type ServerBatches = Vec<(String, Vec<(Arc<TabletLocation>, Vec<usize>)>)>;
 
 /// Gathers a batch's tablet groups by the server holding them, in first-seen order.
-fn by_server(groups: Vec<(TabletLocation, Vec<usize>)>) -> ServerBatches {
+fn by_server(groups: Vec<(Arc<TabletLocation>, Vec<usize>)>) -> ServerBatches {
     let mut servers: ServerBatches = Vec::new();
     for (loc, rows) in groups {
         match servers.iter_mut().find(|(s, _)| *s == loc.server) {
@@ -185,8 +185,8 @@ impl ClusterBackend {
         mutations: &[RowMutation],
         todo: &[usize],
         results: &mut [Option<BackendResult<()>>],
-    ) -> Vec<(TabletLocation, Vec<usize>)> {
-        let mut groups: Vec<(TabletLocation, Vec<usize>)> = Vec::new();
+    ) -> Vec<(Arc<TabletLocation>, Vec<usize>)> {
+        let mut groups: Vec<(Arc<TabletLocation>, Vec<usize>)> = Vec::new();
         for &i in todo {
             let Some(m) = mutations.get(i) else { continue };
             match self.router.locate(table, &m.row) {
@@ -215,7 +215,9 @@ impl ClusterBackend {
         if row.is_empty() {
             return Err(BackendError::InvalidArgument("row key is empty".into()));
         }
-        let deadline = std::time::Instant::now() + RELOCATE_TIMEOUT;
+        // Set at the first "not serving" answer: the common call never reads the
+        // clock.
+        let mut deadline = None;
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let loc = self.router.locate(&t, row)?;
@@ -224,7 +226,9 @@ impl ClusterBackend {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {
                     self.router.invalidate(&t, &loc);
-                    if std::time::Instant::now() + pause > deadline {
+                    let now = std::time::Instant::now();
+                    let deadline = *deadline.get_or_insert(now + RELOCATE_TIMEOUT);
+                    if now + pause > deadline {
                         return Err(rs_error(&t, e));
                     }
                     std::thread::sleep(pause);

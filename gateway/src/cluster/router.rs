@@ -18,8 +18,9 @@ use tabula_regionserver::TabletService;
 
 use crate::backend::{BackendError, BackendResult};
 
-/// Cached locations of one table, keyed by start row.
-type TableCache = BTreeMap<Bytes, TabletLocation>;
+/// Cached locations of one table, keyed by start row. Shared: a cache hit hands
+/// out a reference count, not a copy of the location.
+type TableCache = BTreeMap<Bytes, Arc<TabletLocation>>;
 
 /// Locates tablets, with a cache.
 pub struct Router {
@@ -52,7 +53,7 @@ impl Router {
             .ok_or_else(|| io(format!("regionserver {name} is not available")))
     }
 
-    fn cached(cache: &TableCache, row: &[u8]) -> Option<TabletLocation> {
+    fn cached(cache: &TableCache, row: &[u8]) -> Option<Arc<TabletLocation>> {
         cache
             .range::<[u8], _>((Bound::Unbounded, Bound::Included(row)))
             .next_back()
@@ -62,7 +63,7 @@ impl Router {
     }
 
     /// The METADATA tablet holding catalog key `key`.
-    fn meta_location(&self, key: &[u8]) -> BackendResult<TabletLocation> {
+    fn meta_location(&self, key: &[u8]) -> BackendResult<Arc<TabletLocation>> {
         if let Some(l) = Self::cached(&self.meta_cache.read(), key) {
             return Ok(l);
         }
@@ -78,14 +79,15 @@ impl Router {
             .into_iter()
             .next()
             .ok_or_else(|| io("the root tablet lists no METADATA tablet"))?;
+        let loc = Arc::new(loc);
         self.meta_cache
             .write()
-            .insert(loc.start_row.clone(), loc.clone());
+            .insert(loc.start_row.clone(), Arc::clone(&loc));
         Ok(loc)
     }
 
     /// The tablet of `table` (canonical name) holding `row`.
-    pub fn locate(&self, table: &Bytes, row: &[u8]) -> BackendResult<TabletLocation> {
+    pub fn locate(&self, table: &Bytes, row: &[u8]) -> BackendResult<Arc<TabletLocation>> {
         if let Some(l) = self
             .cache
             .read()
@@ -107,10 +109,14 @@ impl Router {
 
     /// The tablet of `table` whose end row is `end` (the tablet before the one
     /// starting at `end`), for reverse scans.
-    pub fn locate_ending_at(&self, table: &Bytes, end: &[u8]) -> BackendResult<TabletLocation> {
+    pub fn locate_ending_at(
+        &self,
+        table: &Bytes,
+        end: &[u8],
+    ) -> BackendResult<Arc<TabletLocation>> {
         if let Some(c) = self.cache.read().get(table) {
             if let Some(l) = c.values().find(|l| l.end_row.as_ref() == end) {
-                return Ok(l.clone());
+                return Ok(Arc::clone(l));
             }
         }
         let key = catalog::row_key(table, end);
@@ -123,7 +129,11 @@ impl Router {
 
     /// The first catalog row of `table` at or after catalog key `key`, retrying once
     /// with a fresh METADATA location if the cached one is stale.
-    fn lookup_first_at_or_after(&self, table: &Bytes, key: &[u8]) -> BackendResult<TabletLocation> {
+    fn lookup_first_at_or_after(
+        &self,
+        table: &Bytes,
+        key: &[u8],
+    ) -> BackendResult<Arc<TabletLocation>> {
         let (_, stop) = catalog::table_range(table);
         for attempt in 0..3 {
             let meta = self.meta_location(key)?;
@@ -142,11 +152,12 @@ impl Router {
                     if loc.server.is_empty() {
                         return Err(io(format!("tablet {} is not assigned", loc.tablet_id)));
                     }
+                    let loc = Arc::new(loc);
                     self.cache
                         .write()
                         .entry(table.clone())
                         .or_default()
-                        .insert(loc.start_row.clone(), loc.clone());
+                        .insert(loc.start_row.clone(), Arc::clone(&loc));
                     return Ok(loc);
                 }
                 Err(e) if attempt < 2 => {

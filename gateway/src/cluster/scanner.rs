@@ -20,7 +20,7 @@ use crate::backend::{BackendError, BackendResult, TableScanner};
 const MAX_REOPENS: usize = 10;
 
 struct Open {
-    loc: TabletLocation,
+    loc: Arc<TabletLocation>,
     service: Arc<dyn TabletService>,
     scanner: u64,
 }
@@ -56,7 +56,7 @@ impl ClusterScanner {
         }
     }
 
-    fn locate_next(&self) -> BackendResult<TabletLocation> {
+    fn locate_next(&self) -> BackendResult<Arc<TabletLocation>> {
         match (&self.position, self.spec.reverse) {
             (None, false) => self.router.locate(&self.table, &self.spec.start_row),
             (Some(row), false) => self.router.locate(&self.table, row),
