@@ -43,6 +43,22 @@ pub struct FileEntry {
     pub max_seq: u64,
 }
 
+impl FileEntry {
+    /// A file the tablet wrote itself (a flush or compaction output): owned, read
+    /// whole, sized and sequenced from its metadata.
+    pub(crate) fn written(family: Bytes, path: String, meta: &crate::sstable::SstMeta) -> Self {
+        FileEntry {
+            family,
+            path,
+            bound_start: Bytes::new(),
+            bound_end: Bytes::new(),
+            owned: true,
+            size: meta.file_size,
+            max_seq: meta.max_seq,
+        }
+    }
+}
+
 /// Everything the manifest records about a tablet.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManifestState {

@@ -157,18 +157,7 @@ impl Tablet {
             None
         } else {
             let meta = writer.finish()?;
-            Some(self.open_file_as(
-                FileEntry {
-                    family: family.clone(),
-                    path: rel,
-                    bound_start: Bytes::new(),
-                    bound_end: Bytes::new(),
-                    owned: true,
-                    size: meta.file_size,
-                    max_seq: meta.max_seq,
-                },
-                file_id,
-            )?)
+            Some(self.open_file_as(FileEntry::written(family.clone(), rel, &meta), file_id)?)
         };
         report.families += 1;
         report.input_files += inputs.len();

@@ -110,16 +110,7 @@ impl Tablet {
         let mut new_files = Vec::with_capacity(writers.len());
         for (_, family, rel, _abs, w) in writers {
             let meta = w.finish()?;
-            let entry = FileEntry {
-                family,
-                path: rel,
-                bound_start: Bytes::new(),
-                bound_end: Bytes::new(),
-                owned: true,
-                size: meta.file_size,
-                max_seq: meta.max_seq,
-            };
-            new_files.push(self.open_file(entry)?);
+            new_files.push(self.open_file(FileEntry::written(family, rel, &meta))?);
         }
         manifest::sync_dir(&self.dir)?;
 
