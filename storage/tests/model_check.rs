@@ -376,45 +376,7 @@ fn ts_strategy() -> impl Strategy<Value = i64> {
     ]
 }
 
-fn mutation_strategy() -> impl Strategy<Value = Mutation> {
-    let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
-    let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
-    prop_oneof![
-        6 => (fam.clone(), qual.clone(), ts_strategy(), proptest::collection::vec(any::<u8>(), 0..4))
-            .prop_map(|(family, qualifier, timestamp, v)| Mutation::Put { family, qualifier, timestamp, value: Bytes::from(v) }),
-        1 => (fam.clone(), qual.clone(), ts_strategy())
-            .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteVersion { family, qualifier, timestamp }),
-        1 => (fam.clone(), qual, ts_strategy())
-            .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteColumn { family, qualifier, timestamp }),
-        1 => (fam.clone(), ts_strategy()).prop_map(|(family, timestamp)| Mutation::DeleteFamily { family, timestamp }),
-        1 => (fam, ts_strategy().prop_filter("exact", |t| *t != LATEST_TIMESTAMP))
-            .prop_map(|(family, timestamp)| Mutation::DeleteFamilyVersion { family, timestamp }),
-        1 => ts_strategy().prop_map(|timestamp| Mutation::DeleteRow { timestamp }),
-    ]
-}
-
-fn selection_strategy() -> impl Strategy<Value = Selection> {
-    (
-        proptest::collection::vec(
-            (0..FAMILIES.len(), proptest::option::of(0..QUALS.len())),
-            0..3,
-        ),
-        prop_oneof![
-            Just(TimeRange::ALL),
-            (NOW_START - 9_000..NOW_START + 3_000).prop_map(TimeRange::before),
-            (NOW_START - 9_000..NOW_START + 3_000, 0i64..6_000)
-                .prop_map(|(a, w)| TimeRange::new(a, a + w)),
-        ],
-        1u32..5,
-    )
-        .prop_map(|(columns, range, versions)| Selection {
-            columns,
-            range,
-            versions,
-        })
-}
-
-/// Puts only (no delete markers anywhere), timestamps often equal across files.
+/// A put (puts alone leave no delete markers; timestamps often equal across files).
 fn put_strategy() -> impl Strategy<Value = Mutation> {
     let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
     let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
@@ -432,6 +394,48 @@ fn put_strategy() -> impl Strategy<Value = Mutation> {
         })
 }
 
+fn mutation_strategy() -> impl Strategy<Value = Mutation> {
+    let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
+    let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
+    prop_oneof![
+        6 => put_strategy(),
+        1 => (fam.clone(), qual.clone(), ts_strategy())
+            .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteVersion { family, qualifier, timestamp }),
+        1 => (fam.clone(), qual, ts_strategy())
+            .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteColumn { family, qualifier, timestamp }),
+        1 => (fam.clone(), ts_strategy()).prop_map(|(family, timestamp)| Mutation::DeleteFamily { family, timestamp }),
+        1 => (fam, ts_strategy().prop_filter("exact", |t| *t != LATEST_TIMESTAMP))
+            .prop_map(|(family, timestamp)| Mutation::DeleteFamilyVersion { family, timestamp }),
+        1 => ts_strategy().prop_map(|timestamp| Mutation::DeleteRow { timestamp }),
+    ]
+}
+
+/// No time range, "before T", or a window.
+fn time_range_strategy() -> impl Strategy<Value = TimeRange> {
+    prop_oneof![
+        Just(TimeRange::ALL),
+        (NOW_START - 9_000..NOW_START + 3_000).prop_map(TimeRange::before),
+        (NOW_START - 9_000..NOW_START + 3_000, 0i64..6_000)
+            .prop_map(|(a, w)| TimeRange::new(a, a + w)),
+    ]
+}
+
+fn selection_strategy() -> impl Strategy<Value = Selection> {
+    (
+        proptest::collection::vec(
+            (0..FAMILIES.len(), proptest::option::of(0..QUALS.len())),
+            0..3,
+        ),
+        time_range_strategy(),
+        1u32..5,
+    )
+        .prop_map(|(columns, range, versions)| Selection {
+            columns,
+            range,
+            versions,
+        })
+}
+
 /// Gets of one column's newest version (the reads that consult a get's sources
 /// one at a time, newest first), with or without a time range.
 fn newest_version_get_strategy() -> impl Strategy<Value = Op> {
@@ -439,12 +443,7 @@ fn newest_version_get_strategy() -> impl Strategy<Value = Op> {
         0..ROWS.len(),
         0..FAMILIES.len(),
         0..QUALS.len(),
-        prop_oneof![
-            Just(TimeRange::ALL),
-            (NOW_START - 9_000..NOW_START + 3_000).prop_map(TimeRange::before),
-            (NOW_START - 9_000..NOW_START + 3_000, 0i64..6_000)
-                .prop_map(|(a, w)| TimeRange::new(a, a + w)),
-        ],
+        time_range_strategy(),
     )
         .prop_map(|(r, f, q, range)| {
             Op::Get(

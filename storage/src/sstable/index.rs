@@ -116,6 +116,11 @@ impl BlockIndex {
         self.handles.len()
     }
 
+    /// Every data block's handle, in file order.
+    pub(crate) fn handles(&self) -> &[BlockHandle] {
+        &self.handles
+    }
+
     pub(crate) fn handle(&self, i: usize) -> Option<BlockHandle> {
         self.handles.get(i).copied()
     }

@@ -188,15 +188,15 @@ impl SstReader {
     /// How many of the file's data blocks are in the block cache now, and how many
     /// it has (no cache: none of them).
     pub fn cached_blocks(&self) -> (usize, usize) {
-        let total = self.index.len();
+        let handles = self.index.handles();
         let Some(cache) = &self.cache else {
-            return (0, total);
+            return (0, handles.len());
         };
-        let cached = (0..total)
-            .filter_map(|i| self.index.handle(i))
+        let cached = handles
+            .iter()
             .filter(|h| cache.contains(self.file_id, h.offset))
             .count();
-        (cached, total)
+        (cached, handles.len())
     }
 
     /// Drops the file's data blocks from the block cache (once the file is no
@@ -206,7 +206,7 @@ impl SstReader {
         let Some(cache) = &self.cache else {
             return;
         };
-        for h in (0..self.index.len()).filter_map(|i| self.index.handle(i)) {
+        for h in self.index.handles() {
             cache.remove(self.file_id, h.offset);
         }
     }
@@ -245,9 +245,7 @@ impl SstReader {
     /// Handles of every data block, in order.
     #[cfg(test)]
     pub(crate) fn data_block_handles(&self) -> Vec<BlockHandle> {
-        (0..self.index.len())
-            .filter_map(|i| self.index.handle(i))
-            .collect()
+        self.index.handles().to_vec()
     }
 
     /// Data block `i`, from the cache or the file.

@@ -523,8 +523,9 @@ fn newest_source_first(
         .enumerate()
         .map(|(i, &newest)| (newest, i))
         .collect();
-    // Descending by timestamp; ties keep the sources' order (memtables newest first).
-    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Descending by timestamp; the sort is stable, so ties keep the sources' order
+    // (memtables newest first).
+    order.sort_by_key(|&(newest, _)| std::cmp::Reverse(newest));
     let mut best: Option<Vec<Cell>> = None;
     for (newest, i) in order {
         let found_ts = best
