@@ -24,6 +24,7 @@ use crate::log::{CommitLog, LogOptions};
 use crate::manifest::{self, ManifestState};
 use crate::memory::MemtableMemory;
 use crate::memtable::Memtable;
+use crate::readers::ReaderRegistry;
 use crate::recovery;
 use crate::tablet::{Tablet, TabletDescriptor, TabletFile};
 use crate::types::{Durability, RowMutation};
@@ -153,6 +154,8 @@ pub struct Shared {
     pub(crate) memtable_memory: Arc<MemtableMemory>,
     tablets_root: PathBuf,
     file_ids: AtomicU64,
+    /// Open SSTable readers by path: tablets sharing a file share its reader.
+    pub(crate) readers: ReaderRegistry,
     tablets: RwLock<HashMap<u64, Weak<Tablet>>>,
     flushes: WorkQueue,
     compactions: WorkQueue,
@@ -249,6 +252,7 @@ impl Engine {
             memtable_memory,
             tablets_root,
             file_ids: AtomicU64::new(1),
+            readers: ReaderRegistry::default(),
             tablets: RwLock::new(HashMap::new()),
             flushes: WorkQueue::default(),
             compactions: WorkQueue::default(),
@@ -381,7 +385,10 @@ impl Engine {
                 .family(&entry.family)
                 .is_none_or(|f| f.block_cache);
             let cache = use_cache.then(|| Arc::clone(&self.shared.cache));
-            let reader = crate::sstable::SstReader::open(&path, self.shared.next_file_id(), cache)?;
+            let reader = self
+                .shared
+                .readers
+                .open_shared(&path, cache, || self.shared.next_file_id())?;
             files.push(Arc::new(TabletFile {
                 entry: entry.clone(),
                 reader,

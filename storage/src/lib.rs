@@ -27,6 +27,7 @@ pub mod merge;
 pub mod mvcc;
 mod prefetch;
 pub mod read;
+mod readers;
 pub mod recovery;
 pub mod schema;
 pub mod sstable;

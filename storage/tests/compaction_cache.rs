@@ -1,7 +1,9 @@
 //! A compaction whose input files were read from the block cache writes its output's
 //! blocks into the cache as it goes and drops the inputs' blocks, so reads after it
 //! still find their data cached; a compaction of files nobody reads leaves the
-//! cache alone.
+//! cache alone. Split children read their parent's files through the parent's
+//! readers, so the parent's cached blocks serve them, and their rewrites of what
+//! they inherited keep it cached while dropping the parent's blocks.
 
 mod common;
 
@@ -50,8 +52,13 @@ fn write_round(tablet: &Tablet, round: usize) {
 /// Reads every row, checks it holds `round`'s value, and returns the block cache
 /// misses the reads made.
 fn read_all(engine: &Engine, tablet: &Tablet, round: usize) -> u64 {
+    read_rows(engine, tablet, 0..ROWS, round)
+}
+
+/// Reads `rows` like [`read_all`].
+fn read_rows(engine: &Engine, tablet: &Tablet, rows: std::ops::Range<usize>, round: usize) -> u64 {
     let before = engine.block_cache().stats().misses;
-    for i in 0..ROWS {
+    for i in rows {
         let cells = tablet
             .get(
                 &row(i),
@@ -114,4 +121,45 @@ fn a_compaction_of_files_nobody_reads_leaves_the_cache_alone() {
         "nothing was cached"
     );
     assert!(read_all(&engine, &tablet, 2) > 0, "reads load the blocks");
+}
+
+#[test]
+fn split_children_read_their_parents_cached_blocks_and_keep_them_cached() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
+    write_round(&tablet, 1);
+    write_round(&tablet, 2);
+    read_all(&engine, &tablet, 2);
+    assert_eq!(read_all(&engine, &tablet, 2), 0, "the data is cached");
+    engine.block_cache().run_pending_tasks();
+    let cached_before = engine.block_cache().stats().weighted_bytes;
+
+    let half = ROWS / 2;
+    let (left, right) = engine
+        .split_tablet(tablet.id(), &row(half), 2, 3)
+        .expect("split");
+    drop(tablet);
+    assert_eq!(
+        read_rows(&engine, &left, 0..half, 2) + read_rows(&engine, &right, half..ROWS, 2),
+        0,
+        "the children read the parent's cached blocks"
+    );
+
+    // Each child rewrites the files it inherited into one of its own.
+    for child in [&left, &right] {
+        child.compact_if_needed().expect("compaction");
+        assert_eq!(child.stats().file_count, 1, "one file of its own");
+    }
+    assert_eq!(
+        read_rows(&engine, &left, 0..half, 2) + read_rows(&engine, &right, half..ROWS, 2),
+        0,
+        "the rewritten files' blocks were cached as they were written"
+    );
+    engine.block_cache().run_pending_tasks();
+    let cached_after = engine.block_cache().stats().weighted_bytes;
+    // The two round-2 halves are cached once more, the parent's blocks dropped.
+    assert!(
+        cached_after < cached_before + cached_before / 2,
+        "the parent's blocks still cached: {cached_before} bytes before, {cached_after} after"
+    );
 }

@@ -7,7 +7,7 @@
 //! resolves versions and deletes).
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +26,9 @@ use crate::key;
 pub struct SstReader {
     path: PathBuf,
     file: File,
+    /// Device and inode of the file opened, so that a reader found by path can be
+    /// told from a reader of an earlier file at the same path.
+    identity: (u64, u64),
     file_id: u64,
     file_size: u64,
     index: BlockIndex,
@@ -56,10 +59,11 @@ impl SstReader {
     ) -> Result<Arc<SstReader>> {
         let file = File::open(path)
             .map_err(|e| Error::io(format!("opening SSTable {}", path.display()), e))?;
-        let file_size = file
+        let stat = file
             .metadata()
-            .map_err(|e| Error::io(format!("reading the size of SSTable {}", path.display()), e))?
-            .len();
+            .map_err(|e| Error::io(format!("reading the size of SSTable {}", path.display()), e))?;
+        let file_size = stat.len();
+        let identity = (stat.dev(), stat.ino());
         let footer_start = file_size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
             Error::corruption(
                 path,
@@ -122,6 +126,7 @@ impl SstReader {
         Ok(Arc::new(SstReader {
             path: path.to_path_buf(),
             file,
+            identity,
             file_id,
             file_size,
             index,
@@ -185,10 +190,21 @@ impl SstReader {
             .is_none_or(|f| f.may_contain(column_hash))
     }
 
-    /// How many of the file's data blocks are in the block cache now, and how many
-    /// it has (no cache: none of them).
-    pub fn cached_blocks(&self) -> (usize, usize) {
-        let handles = self.index.handles();
+    /// The data blocks that can hold internal keys in `[lo, hi)` (`hi` None: to the
+    /// end of the file; `lo` empty: from its start).
+    fn blocks_between(&self, lo: &[u8], hi: Option<&[u8]>) -> &[BlockHandle] {
+        let first = self.index.find(lo);
+        let end = hi.map_or(self.index.len(), |hi| {
+            self.index.find(hi).saturating_add(1).min(self.index.len())
+        });
+        self.index.handles().get(first..end).unwrap_or_default()
+    }
+
+    /// Of the data blocks that can hold keys in `[lo, hi)` (as for
+    /// [`SstReader::evict_cached_blocks_between`]): how many are in the block cache
+    /// now, and how many there are (no cache: none of them).
+    pub fn cached_blocks_between(&self, lo: &[u8], hi: Option<&[u8]>) -> (usize, usize) {
+        let handles = self.blocks_between(lo, hi);
         let Some(cache) = &self.cache else {
             return (0, handles.len());
         };
@@ -199,16 +215,27 @@ impl SstReader {
         (cached, handles.len())
     }
 
-    /// Drops the file's data blocks from the block cache (once the file is no
-    /// longer read: compacted away). A cursor still reading it reads them from
+    /// Drops from the block cache the data blocks that can hold internal keys in
+    /// `[lo, hi)` (`hi` None: to the end; empty `lo` and no `hi`: the whole file,
+    /// once it is compacted away). A tablet reading a key range of a shared file
+    /// drops the blocks of its range; the block straddling a bound goes too, and a
+    /// sibling still reading it (or a cursor still reading the file) reads it from
     /// the file again.
-    pub fn evict_cached_blocks(&self) {
+    pub fn evict_cached_blocks_between(&self, lo: &[u8], hi: Option<&[u8]>) {
         let Some(cache) = &self.cache else {
             return;
         };
-        for h in self.index.handles() {
+        for h in self.blocks_between(lo, hi) {
             cache.remove(self.file_id, h.offset);
         }
+    }
+
+    /// Whether `path` still names the file this reader opened (same device, inode
+    /// and size), and the reader uses a block cache exactly when `cached`.
+    pub fn reads_file_at(&self, path: &Path, cached: bool) -> bool {
+        self.cache.is_some() == cached
+            && std::fs::metadata(path)
+                .is_ok_and(|m| (m.dev(), m.ino()) == self.identity && m.len() == self.file_size)
     }
 
     /// A cursor over the file; blocks it reads are added to the cache.

@@ -202,10 +202,11 @@ impl Tablet {
             return Ok(());
         }
         for f in inputs {
+            // Its blocks would only take cache room from live ones until evicted
+            // (of a file shared with a split sibling, the blocks of this tablet's
+            // rows; the file is not this tablet's to delete).
+            f.evict_cached_blocks();
             if f.entry.owned {
-                // Its blocks would only take cache room from live ones until evicted
-                // (a split sibling's shared files are not this tablet's to drop).
-                f.reader.evict_cached_blocks();
                 let path = self.shared.tablets_root().join(&f.entry.path);
                 if let Err(e) = std::fs::remove_file(&path) {
                     tracing::warn!(path = %path.display(), error = %e, "could not delete compacted file");
@@ -254,7 +255,8 @@ impl Tablet {
     }
 }
 
-/// True when at least half of the inputs' data blocks are in the block cache: the
+/// True when at least half of the inputs' data blocks (of the rows this tablet reads
+/// from them) are in the block cache: the
 /// compaction then caches its output's blocks as it writes them (as HBase can with
 /// `hbase.rs.cachecompactedblocksonwrite`), so that data read from the cache before
 /// a compaction (or a split child's rewrite of its inherited files) still is after
@@ -263,7 +265,7 @@ impl Tablet {
 fn mostly_cached(inputs: &[Arc<TabletFile>]) -> bool {
     let (cached, total) = inputs
         .iter()
-        .map(|f| f.reader.cached_blocks())
+        .map(|f| f.cached_blocks())
         .fold((0, 0), |(c, t), (fc, ft)| (c + fc, t + ft));
     total > 0 && cached * 2 >= total
 }

@@ -14,7 +14,7 @@ use super::{Tablet, TabletFile, Version};
 use crate::error::{Error, Result};
 use crate::key;
 use crate::manifest::{self, FileEntry};
-use crate::sstable::{SstOptions, SstReader, SstWriter};
+use crate::sstable::{SstOptions, SstWriter};
 
 impl Tablet {
     /// Options for a new SSTable of `family`.
@@ -54,7 +54,7 @@ impl Tablet {
     pub(crate) fn open_file_as(&self, entry: FileEntry, file_id: u64) -> Result<Arc<TabletFile>> {
         let path = self.shared.tablets_root().join(&entry.path);
         let cache = self.block_cache_for(&entry.family);
-        let reader = SstReader::open(&path, file_id, cache)?;
+        let reader = self.shared.readers.open_new(&path, file_id, cache)?;
         Ok(Arc::new(TabletFile { entry, reader }))
     }
 

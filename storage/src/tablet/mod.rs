@@ -72,6 +72,34 @@ impl TabletFile {
         }
     }
 
+    /// The internal-key range of the rows this tablet reads from the file: from
+    /// its first bound row (empty: from the start) to its end bound row (None: to
+    /// the end).
+    fn key_bounds(&self) -> (Vec<u8>, Option<Vec<u8>>) {
+        let e = &self.entry;
+        let lo = if e.bound_start.is_empty() {
+            Vec::new()
+        } else {
+            crate::key::row_start(&e.bound_start)
+        };
+        let hi = (!e.bound_end.is_empty()).then(|| crate::key::row_start(&e.bound_end));
+        (lo, hi)
+    }
+
+    /// Of the file's blocks holding this tablet's rows: how many are cached, and
+    /// how many there are.
+    pub fn cached_blocks(&self) -> (usize, usize) {
+        let (lo, hi) = self.key_bounds();
+        self.reader.cached_blocks_between(&lo, hi.as_deref())
+    }
+
+    /// Drops the blocks holding this tablet's rows from the block cache (the file
+    /// is compacted away; a split sibling sharing it keeps the blocks of its rows).
+    pub fn evict_cached_blocks(&self) {
+        let (lo, hi) = self.key_bounds();
+        self.reader.evict_cached_blocks_between(&lo, hi.as_deref());
+    }
+
     /// The first and last row the file holds (whatever its bounds); `None` when it
     /// holds nothing or its keys do not parse.
     pub fn row_span(&self) -> Option<(Vec<u8>, Vec<u8>)> {
