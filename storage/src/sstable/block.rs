@@ -160,12 +160,16 @@ pub struct Block {
     restart_points: Vec<RestartPoint>,
 }
 
-/// Where a restart entry starts in the block and where its key ends in
-/// `Block::restart_keys` (it starts where the previous one ends).
+/// Where a restart entry starts in the block, where its key ends in
+/// `Block::restart_keys` (it starts where the previous one ends) and where its
+/// value lies: a seek can position a cursor on a restart entry from this table
+/// alone, without touching the entry's cache lines before the value is read.
 #[derive(Debug, Clone, Copy)]
 struct RestartPoint {
     entry: u32,
     key_end: u32,
+    value_start: u32,
+    value_end: u32,
 }
 
 /// Bytes a block charges per restart point for its restart table.
@@ -220,21 +224,32 @@ impl Block {
                 .data
                 .get(h.suffix_start..h.value_start)
                 .ok_or(BlockDefect::EntryOverflow)?;
+            if i == 0 {
+                // Restart keys of a block are mostly alike in length: one
+                // allocation for all of them, usually.
+                block
+                    .restart_keys
+                    .reserve(key.len().saturating_add(8).saturating_mul(restart_count));
+            }
             block.restart_keys.extend_from_slice(key);
+            let offset = |at: usize| u32::try_from(at).map_err(|_| BlockDefect::EntryOverflow);
             let point = RestartPoint {
-                entry: u32::try_from(off).map_err(|_| BlockDefect::BadRestartOffsets)?,
-                key_end: u32::try_from(block.restart_keys.len())
-                    .map_err(|_| BlockDefect::EntryOverflow)?,
+                entry: offset(off)?,
+                key_end: offset(block.restart_keys.len())?,
+                value_start: offset(h.value_start)?,
+                value_end: offset(h.value_end)?,
             };
             block.restart_points.push(point);
         }
-        block.restart_keys.shrink_to_fit();
+        if block.restart_keys.capacity() > block.restart_keys.len() * 2 {
+            block.restart_keys.shrink_to_fit();
+        }
         Ok(block)
     }
 
     /// Bytes held by the decoded block, its restart table included.
     pub fn size(&self) -> usize {
-        self.data.len() + self.restart_keys.len() + RESTART_POINT_SIZE * self.restart_count
+        self.data.len() + self.restart_keys.capacity() + RESTART_POINT_SIZE * self.restart_count
     }
 
     /// True when the block holds no entries.
@@ -252,10 +267,17 @@ impl Block {
         usize::try_from(u32::from_le_bytes(bytes)).ok()
     }
 
-    /// Offset of restart entry `i` (checked at parse).
+    /// True when restart entry `i` is the only entry before the next restart point
+    /// (or the end of the entries): blocks of large values restart at every entry.
     #[inline]
-    fn restart_offset(&self, i: usize) -> Option<usize> {
-        self.restart_points.get(i).map(|p| p.entry as usize)
+    fn restart_stands_alone(&self, i: usize) -> bool {
+        let next = self
+            .restart_points
+            .get(i + 1)
+            .map_or(self.restarts_start, |p| p.entry as usize);
+        self.restart_points
+            .get(i)
+            .is_some_and(|p| p.value_end as usize == next)
     }
 
     /// Decodes the header of the entry at `offset`.
@@ -433,15 +455,24 @@ impl BlockIter {
         Ok(())
     }
 
-    fn start_at_restart(&mut self, i: usize) -> Result<(), BlockDefect> {
-        let off = self
+    /// Positions at restart entry `i` from the restart table (key and value bounds
+    /// checked at parse), prefetching the value and the next entry's header.
+    fn position_at_restart(&mut self, i: usize) -> Result<(), BlockDefect> {
+        let p = *self
             .block
-            .restart_offset(i)
+            .restart_points
+            .get(i)
             .ok_or(BlockDefect::BadRestartOffsets)?;
+        let key = self.block.restart_key(i)?;
         self.key.clear();
-        self.current = self.block.restarts_start;
-        self.next = off;
-        self.step()
+        self.key.extend_from_slice(key);
+        self.current = p.entry as usize;
+        self.next = p.value_end as usize;
+        self.value_start = p.value_start as usize;
+        self.value_end = p.value_end as usize;
+        crate::prefetch::prefetch(&self.block.data, self.value_start);
+        crate::prefetch::prefetch(&self.block.data, self.value_end);
+        Ok(())
     }
 
     /// Index of the last restart point whose key is < `target` (0 if none is).
@@ -464,7 +495,7 @@ impl BlockIter {
             self.invalidate();
             return Ok(());
         }
-        self.start_at_restart(0)
+        self.position_at_restart(0)
     }
 
     pub(crate) fn seek_to_last(&mut self) -> Result<(), BlockDefect> {
@@ -472,7 +503,7 @@ impl BlockIter {
             self.invalidate();
             return Ok(());
         };
-        self.start_at_restart(last)?;
+        self.position_at_restart(last)?;
         while self.valid() && self.next < self.block.restarts_start {
             self.step()?;
         }
@@ -486,7 +517,17 @@ impl BlockIter {
             return Ok(());
         }
         let r = self.last_restart_below(target)?;
-        self.start_at_restart(r)?;
+        // Restart r's key is below the target (or r is 0). When r is alone in its
+        // run, the entry sought is the next restart entry, positioned from the
+        // restart table without decoding r.
+        if self.block.restart_stands_alone(r) && self.block.restart_key(r)? < target {
+            if r + 1 >= self.block.restart_count {
+                self.invalidate();
+                return Ok(());
+            }
+            return self.position_at_restart(r + 1);
+        }
+        self.position_at_restart(r)?;
         while self.valid() && self.key.as_slice() < target {
             self.step()?;
         }
@@ -500,7 +541,7 @@ impl BlockIter {
             return Ok(());
         }
         let r = self.last_restart_below(target)?;
-        self.start_at_restart(r)?;
+        self.position_at_restart(r)?;
         while self.valid() && self.next < self.block.restarts_start {
             let h = self.block.entry_header(self.next)?;
             let prefix = self
