@@ -72,19 +72,30 @@ fn read_rows(engine: &Engine, tablet: &Tablet, rows: std::ops::Range<usize>, rou
     engine.block_cache().stats().misses - before
 }
 
+/// Bytes the block cache holds once its pending maintenance has run.
+fn cached_bytes(engine: &Engine) -> u64 {
+    engine.block_cache().run_pending_tasks();
+    engine.block_cache().stats().weighted_bytes
+}
+
+/// Writes two rounds into two files and reads every row until all of round 2's
+/// data is cached; returns the bytes then cached.
+fn cache_two_rounds(engine: &Engine, tablet: &Tablet) -> u64 {
+    write_round(tablet, 1);
+    write_round(tablet, 2);
+    assert!(
+        read_all(engine, tablet, 2) > 0,
+        "the first reads load the blocks"
+    );
+    assert_eq!(read_all(engine, tablet, 2), 0, "the data is cached");
+    cached_bytes(engine)
+}
+
 #[test]
 fn a_compaction_of_cached_files_leaves_their_data_cached() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
-    write_round(&tablet, 1);
-    write_round(&tablet, 2);
-    assert!(
-        read_all(&engine, &tablet, 2) > 0,
-        "the first reads load the blocks"
-    );
-    assert_eq!(read_all(&engine, &tablet, 2), 0, "the data is cached");
-    engine.block_cache().run_pending_tasks();
-    let cached_before = engine.block_cache().stats().weighted_bytes;
+    let cached_before = cache_two_rounds(&engine, &tablet);
 
     tablet.major_compact().expect("major compaction");
     assert_eq!(
@@ -97,8 +108,7 @@ fn a_compaction_of_cached_files_leaves_their_data_cached() {
         0,
         "the compacted file's blocks were cached as it was written"
     );
-    engine.block_cache().run_pending_tasks();
-    let cached_after = engine.block_cache().stats().weighted_bytes;
+    let cached_after = cached_bytes(&engine);
     // The newer file's blocks were read (and cached) before; the output holds the
     // same rows once: the inputs' blocks are gone from the cache.
     assert!(
@@ -127,12 +137,7 @@ fn a_compaction_of_files_nobody_reads_leaves_the_cache_alone() {
 fn split_children_read_their_parents_cached_blocks_and_keep_them_cached() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
-    write_round(&tablet, 1);
-    write_round(&tablet, 2);
-    read_all(&engine, &tablet, 2);
-    assert_eq!(read_all(&engine, &tablet, 2), 0, "the data is cached");
-    engine.block_cache().run_pending_tasks();
-    let cached_before = engine.block_cache().stats().weighted_bytes;
+    let cached_before = cache_two_rounds(&engine, &tablet);
 
     let half = ROWS / 2;
     let (left, right) = engine
@@ -155,8 +160,7 @@ fn split_children_read_their_parents_cached_blocks_and_keep_them_cached() {
         0,
         "the rewritten files' blocks were cached as they were written"
     );
-    engine.block_cache().run_pending_tasks();
-    let cached_after = engine.block_cache().stats().weighted_bytes;
+    let cached_after = cached_bytes(&engine);
     // The two round-2 halves are cached once more, the parent's blocks dropped.
     assert!(
         cached_after < cached_before + cached_before / 2,
