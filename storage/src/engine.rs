@@ -176,6 +176,17 @@ impl Shared {
         Memtable::accounted(self.opts.memtable_size, Arc::clone(&self.memtable_memory))
     }
 
+    /// The block cache the files of `family` in a table of `schema` read through
+    /// (None for a family with its block cache turned off).
+    pub(crate) fn block_cache_for(
+        &self,
+        schema: &crate::schema::TableSchema,
+        family: &[u8],
+    ) -> Option<Arc<BlockCache>> {
+        let use_cache = schema.family(family).is_none_or(|f| f.block_cache);
+        use_cache.then(|| Arc::clone(&self.cache))
+    }
+
     pub(crate) fn next_file_id(&self) -> u64 {
         self.file_ids.fetch_add(1, Ordering::Relaxed)
     }
@@ -380,11 +391,7 @@ impl Engine {
         let mut files = Vec::with_capacity(state.files.len());
         for entry in &state.files {
             let path = self.shared.tablets_root.join(&entry.path);
-            let use_cache = desc
-                .schema
-                .family(&entry.family)
-                .is_none_or(|f| f.block_cache);
-            let cache = use_cache.then(|| Arc::clone(&self.shared.cache));
+            let cache = self.shared.block_cache_for(&desc.schema, &entry.family);
             let reader = self
                 .shared
                 .readers

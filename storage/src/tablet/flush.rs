@@ -59,8 +59,7 @@ impl Tablet {
     }
 
     pub(crate) fn block_cache_for(&self, family: &[u8]) -> Option<Arc<crate::cache::BlockCache>> {
-        let use_cache = self.schema().family(family).is_none_or(|f| f.block_cache);
-        use_cache.then(|| Arc::clone(&self.shared.cache))
+        self.shared.block_cache_for(&self.schema(), family)
     }
 
     /// Freezes the active memtable and flushes every frozen one; returns once all
