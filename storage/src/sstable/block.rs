@@ -158,25 +158,7 @@ pub struct Block {
     restart_keys: Vec<u8>,
     /// One per restart point, in order.
     restart_points: Vec<RestartPoint>,
-    /// The offset of every entry, in order, for blocks of large entries (empty
-    /// otherwise, see [`ENTRY_TABLE_MIN_RUN`]): a seek that lands on a restart
-    /// entry asks for the headers of the rest of its run at once instead of
-    /// finding each one from the previous one's.
-    entry_offsets: Vec<u32>,
 }
-
-/// Average bytes per restart run from which a block keeps its entry table. Below
-/// it a run's entries are small and share a few adjacent cache lines, which the
-/// CPU fetches ahead on its own, and the table would cost more than 3% of the
-/// block's memory.
-const ENTRY_TABLE_MIN_RUN: usize = 2048;
-
-/// Restart tables (points, keys) of at most this many cache lines are prefetched
-/// whole before a seek's binary search.
-const RESTART_TABLE_PREFETCH_LINES: usize = 24;
-
-/// At most this many entries of a run are prefetched by a seek.
-const RUN_PREFETCH_MAX: usize = 16;
 
 /// Where a restart entry starts in the block, where its key ends in
 /// `Block::restart_keys` (it starts where the previous one ends) and where its
@@ -188,9 +170,11 @@ struct RestartPoint {
     key_end: u32,
     value_start: u32,
     value_end: u32,
-    /// The restart entry's index in `Block::entry_offsets` (0 without a table).
-    first_entry: u32,
 }
+
+/// Restart tables (points, keys) of at most this many cache lines are prefetched
+/// whole before a seek's binary search.
+const RESTART_TABLE_PREFETCH_LINES: usize = 24;
 
 /// Bytes a block charges per restart point for its restart table.
 const RESTART_POINT_SIZE: usize = std::mem::size_of::<RestartPoint>();
@@ -219,7 +203,6 @@ impl Block {
             restart_count,
             restart_keys: Vec::new(),
             restart_points: Vec::with_capacity(restart_count),
-            entry_offsets: Vec::new(),
         };
         if restart_count == 0 && restarts_start != 0 {
             return Err(BlockDefect::BadRestartOffsets);
@@ -259,84 +242,18 @@ impl Block {
                 key_end: offset(block.restart_keys.len())?,
                 value_start: offset(h.value_start)?,
                 value_end: offset(h.value_end)?,
-                first_entry: 0,
             };
             block.restart_points.push(point);
         }
         if block.restart_keys.capacity() > block.restart_keys.len() * 2 {
             block.restart_keys.shrink_to_fit();
         }
-        if restart_count > 0 && restarts_start / restart_count >= ENTRY_TABLE_MIN_RUN {
-            block.build_entry_table()?;
-        }
         Ok(block)
     }
 
-    /// Walks every entry from the first, recording where each starts and which
-    /// one each restart point is; checks on the way that every header is well
-    /// formed, shares no more than the previous key holds, and that the walk meets
-    /// every restart point.
-    fn build_entry_table(&mut self) -> Result<(), BlockDefect> {
-        let mut offsets = Vec::new();
-        let mut at = 0usize;
-        let mut previous_key_len = 0usize;
-        let mut next_restart = 0usize;
-        while at < self.restarts_start {
-            let h = self.entry_header(at)?;
-            if h.shared > previous_key_len {
-                return Err(BlockDefect::BadSharedPrefix);
-            }
-            previous_key_len = h
-                .shared
-                .saturating_add(h.value_start.saturating_sub(h.suffix_start));
-            let index = u32::try_from(offsets.len()).map_err(|_| BlockDefect::EntryOverflow)?;
-            if let Some(point) = self.restart_points.get_mut(next_restart) {
-                let restart_at = point.entry as usize;
-                if restart_at == at {
-                    point.first_entry = index;
-                    next_restart += 1;
-                } else if restart_at < at {
-                    return Err(BlockDefect::BadRestartOffsets);
-                }
-            }
-            offsets.push(u32::try_from(at).map_err(|_| BlockDefect::EntryOverflow)?);
-            at = h.value_end;
-        }
-        if next_restart != self.restart_count {
-            return Err(BlockDefect::BadRestartOffsets);
-        }
-        offsets.shrink_to_fit();
-        self.entry_offsets = offsets;
-        Ok(())
-    }
-
-    /// Asks the CPU for the header lines of the entries that follow restart entry
-    /// `i` in its run (nothing without an entry table).
-    #[inline]
-    fn prefetch_run(&self, i: usize) {
-        if self.entry_offsets.is_empty() {
-            return;
-        }
-        let Some(point) = self.restart_points.get(i) else {
-            return;
-        };
-        let first = point.first_entry as usize + 1;
-        let end = self
-            .restart_points
-            .get(i + 1)
-            .map_or(self.entry_offsets.len(), |next| next.first_entry as usize)
-            .min(first.saturating_add(RUN_PREFETCH_MAX));
-        for &offset in self.entry_offsets.get(first..end).unwrap_or_default() {
-            crate::prefetch::prefetch(&self.data, offset as usize);
-        }
-    }
-
-    /// Bytes held by the decoded block, its restart and entry tables included.
+    /// Bytes held by the decoded block, its restart table included.
     pub fn size(&self) -> usize {
-        self.data.len()
-            + self.restart_keys.capacity()
-            + RESTART_POINT_SIZE * self.restart_count
-            + std::mem::size_of::<u32>() * self.entry_offsets.capacity()
+        self.data.len() + self.restart_keys.capacity() + RESTART_POINT_SIZE * self.restart_count
     }
 
     /// True when the block holds no entries.
@@ -564,11 +481,10 @@ impl BlockIter {
 
     /// Index of the last restart point whose key is < `target` (0 if none is).
     fn last_restart_below(&self, target: &[u8]) -> Result<usize, BlockDefect> {
-        // The probes land on a few scattered lines of both tables: when the block
-        // is not in the CPU caches, asking for all of them first turns one wait
-        // per probe into about one wait.
-        // The block's own fields span two lines; the one holding the data's
-        // address is needed only after the search.
+        // The probes land on a few scattered lines of both restart tables, and the
+        // seek then needs the block's other fields: when the block is not in the
+        // CPU caches, asking for all of those lines first turns one wait per probe
+        // into about one wait.
         crate::prefetch::prefetch_all(std::slice::from_ref(self.block.as_ref()), 4);
         crate::prefetch::prefetch_all(&self.block.restart_points, RESTART_TABLE_PREFETCH_LINES);
         crate::prefetch::prefetch_all(&self.block.restart_keys, RESTART_TABLE_PREFETCH_LINES);
@@ -599,7 +515,6 @@ impl BlockIter {
             return Ok(());
         };
         self.position_at_restart(last)?;
-        self.block.prefetch_run(last);
         while self.valid() && self.next < self.block.restarts_start {
             self.step()?;
         }
@@ -624,7 +539,6 @@ impl BlockIter {
             return self.position_at_restart(r + 1);
         }
         self.position_at_restart(r)?;
-        self.block.prefetch_run(r);
         while self.valid() && self.key.as_slice() < target {
             self.step()?;
         }
@@ -639,7 +553,6 @@ impl BlockIter {
         }
         let r = self.last_restart_below(target)?;
         self.position_at_restart(r)?;
-        self.block.prefetch_run(r);
         while self.valid() && self.next < self.block.restarts_start {
             let h = self.block.entry_header(self.next)?;
             let prefix = self
@@ -744,7 +657,8 @@ mod tests {
             targets in proptest::collection::vec(key_strategy(), 1..12),
             restart_interval in 1usize..20,
         ) {
-            // Blocks of large values keep an entry table and prefetch runs from it.
+            // Values of kilobytes: restart points placed by bytes, restart entries
+            // alone in their runs, restart tables of a few entries.
             let entries: BTreeMap<Vec<u8>, Vec<u8>> = entries
                 .into_iter()
                 .map(|(k, len)| (k, vec![len as u8; len]))
@@ -839,45 +753,6 @@ mod tests {
         assert_eq!(
             Block::parse(shared).err(),
             Some(BlockDefect::RestartNotStandalone)
-        );
-    }
-
-    #[test]
-    fn blocks_of_large_entries_keep_an_entry_table() {
-        let mut entries = BTreeMap::new();
-        for i in 0..40u8 {
-            entries.insert(vec![b'k', i], vec![i; 1000]);
-        }
-        let block = build(&entries, 16);
-        assert_eq!(block.entry_offsets.len(), 40);
-        for point in &block.restart_points {
-            let first = point.first_entry as usize;
-            assert_eq!(block.entry_offsets.get(first), Some(&point.entry));
-        }
-        let small: BTreeMap<Vec<u8>, Vec<u8>> =
-            (0..40u8).map(|i| (vec![b'k', i], vec![i; 10])).collect();
-        assert!(build(&small, 16).entry_offsets.is_empty());
-    }
-
-    #[test]
-    fn entry_table_walk_rejects_misplaced_restarts() {
-        // Two entries of large values; the second restart offset points into the
-        // first entry's value instead of at the second entry.
-        let mut b = BlockBuilder::new(1);
-        b.add(b"a", &[1u8; 3000]);
-        b.add(b"b", &[2u8; 3000]);
-        let mut bytes = b.finish().to_vec();
-        let count_at = bytes.len() - RESTART_COUNT_LEN;
-        let second_restart = count_at - RESTART_OFFSET_LEN;
-        // Inside the first value, at bytes that decode as a standalone entry
-        // header (shared 0, unshared 1, value_len 1).
-        bytes[10] = 0;
-        bytes[11] = 1;
-        bytes[12] = 1;
-        bytes[second_restart..count_at].copy_from_slice(&10u32.to_le_bytes());
-        assert_eq!(
-            Block::parse(bytes).err(),
-            Some(BlockDefect::BadRestartOffsets)
         );
     }
 
