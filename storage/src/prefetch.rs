@@ -1,9 +1,11 @@
 //! A hint to the CPU that some bytes will be read soon.
 //!
-//! Owns: [`prefetch`], the one place the engine issues a prefetch instruction. A
-//! scan steps through a block's entries one by one, and with large values every
-//! entry header sits on a cache line not yet loaded; asking for the next entry
-//! while the current row is being resolved hides most of that wait.
+//! Owns: [`prefetch`] and [`prefetch_all`], the one place the engine issues a
+//! prefetch instruction. A scan steps through a block's entries one by one, and
+//! with large values every entry header sits on a cache line not yet loaded;
+//! asking for the next entry while the current row is being resolved hides most
+//! of that wait. A seek binary-searches a block's restart tables; asking for all
+//! their lines first makes one wait of what would be one per probe.
 //! Must not: read or write memory itself. The hint never changes what a program
 //! computes; on targets without one it does nothing.
 
