@@ -16,7 +16,7 @@ pub(crate) fn prefetch(bytes: &[u8], at: usize) {
     let Some(byte) = bytes.get(at) else {
         return;
     };
-    prefetch_line(byte);
+    prefetch_address(std::ptr::from_ref(byte));
 }
 
 /// Bytes of one cache line, as far as prefetching is concerned.
@@ -40,11 +40,6 @@ pub(crate) fn prefetch_all<T>(items: &[T], max_lines: usize) {
         prefetch_address(line_start.wrapping_add(offset));
         offset += LINE;
     }
-}
-
-#[inline(always)]
-fn prefetch_line<T>(value: &T) {
-    prefetch_address(std::ptr::from_ref(value).cast::<u8>());
 }
 
 #[cfg(target_arch = "x86_64")]
