@@ -11,6 +11,7 @@
 //! Every block is stored as `payload, compression_type:u8, crc32c:u32le`.
 
 pub(crate) mod block;
+mod block_slots;
 mod bloom;
 mod bounded;
 mod builder;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::block::{Block, BlockIter};
+use super::block_slots::BlockSlots;
 use super::bloom::FileBlooms;
 use super::envelope::unseal;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
@@ -35,6 +36,9 @@ pub struct SstReader {
     blooms: FileBlooms,
     meta: SstMeta,
     cache: Option<Arc<BlockCache>>,
+    /// Weak handles to the cached data blocks, by block number: most cache hits
+    /// go through them instead of the cache's lookup.
+    slots: BlockSlots,
 }
 
 impl std::fmt::Debug for SstReader {
@@ -123,6 +127,7 @@ impl SstReader {
             ));
         }
         meta.file_size = file_size;
+        let slots = BlockSlots::new(if cache.is_some() { index.len() } else { 0 });
         Ok(Arc::new(SstReader {
             path: path.to_path_buf(),
             file,
@@ -133,6 +138,7 @@ impl SstReader {
             blooms,
             meta,
             cache,
+            slots,
         }))
     }
 
@@ -193,11 +199,19 @@ impl SstReader {
     /// The data blocks that can hold internal keys in `[lo, hi)` (`hi` None: to the
     /// end of the file; `lo` empty: from its start).
     fn blocks_between(&self, lo: &[u8], hi: Option<&[u8]>) -> &[BlockHandle] {
+        self.index
+            .handles()
+            .get(self.block_numbers_between(lo, hi))
+            .unwrap_or_default()
+    }
+
+    /// The numbers of the data blocks [`SstReader::blocks_between`] returns.
+    fn block_numbers_between(&self, lo: &[u8], hi: Option<&[u8]>) -> std::ops::Range<usize> {
         let first = self.index.find(lo);
         let end = hi.map_or(self.index.len(), |hi| {
             self.index.find(hi).saturating_add(1).min(self.index.len())
         });
-        self.index.handles().get(first..end).unwrap_or_default()
+        first..end
     }
 
     /// Of the data blocks that can hold keys in `[lo, hi)` (as for
@@ -225,8 +239,11 @@ impl SstReader {
         let Some(cache) = &self.cache else {
             return;
         };
-        for h in self.blocks_between(lo, hi) {
-            cache.remove(self.file_id, h.offset);
+        for i in self.block_numbers_between(lo, hi) {
+            self.slots.clear(i);
+            if let Some(h) = self.index.handle(i) {
+                cache.remove(self.file_id, h.offset);
+            }
         }
     }
 
@@ -277,11 +294,18 @@ impl SstReader {
 
     /// Data block `i`, from the cache or the file.
     fn data_block(&self, i: usize, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(cache) = &self.cache {
+            if let Some(block) = self.slots.get(i) {
+                cache.count_hit();
+                return Ok(block);
+            }
+        }
         let handle = self.index.handle(i).ok_or_else(|| {
             Error::corruption(&self.path, format!("data block {i} is not in the index"))
         })?;
         if let Some(cache) = &self.cache {
             if let Some(block) = cache.get(self.file_id, handle.offset) {
+                self.slots.set(i, &block);
                 return Ok(block);
             }
         }
@@ -300,6 +324,7 @@ impl SstReader {
         if fill_cache {
             if let Some(cache) = &self.cache {
                 cache.insert(self.file_id, handle.offset, Arc::clone(&block));
+                self.slots.set(i, &block);
             }
         }
         Ok(block)
