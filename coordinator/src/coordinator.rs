@@ -194,7 +194,14 @@ impl Coordinator {
 
     /// A registered regionserver.
     pub fn server(&self, name: &str) -> Option<Arc<dyn TabletService>> {
-        self.servers.get(name).cloned()
+        self.server_ref(name).cloned()
+    }
+
+    /// The regionserver named `name`, borrowed: the set of servers is fixed for the
+    /// coordinator's life, so a caller holding the coordinator can use it without
+    /// taking a reference count (every routed call does).
+    pub fn server_ref(&self, name: &str) -> Option<&Arc<dyn TabletService>> {
+        self.servers.get(name)
     }
 
     /// Every registered regionserver.
@@ -261,13 +268,14 @@ impl Coordinator {
         self.tables.load().get(canonical_slice(name)).cloned()
     }
 
-    /// The stored name of table `name` and whether it is enabled, without copying
-    /// its descriptor (the per-call check of the data path).
-    pub fn table_status(&self, name: &[u8]) -> Option<(Bytes, bool)> {
+    /// Whether user table `name` (any spelling) is enabled, `None` when there is
+    /// no such table: the per-call check of the data path, which copies nothing.
+    /// The table's canonical name is `canonical_slice(name)`.
+    pub fn table_enabled(&self, name: &[u8]) -> Option<bool> {
         self.tables
             .load()
             .get(canonical_slice(name))
-            .map(|t| (t.name.clone(), t.enabled))
+            .map(|t| t.enabled)
     }
 
     fn table_or_err(&self, name: &[u8]) -> CoordResult<TableDescriptor> {

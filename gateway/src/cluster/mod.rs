@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tabula_coordinator::catalog::TabletLocation;
-use tabula_coordinator::tables::{canonical_name, NamespaceDescriptor, TableDescriptor};
+use tabula_coordinator::tables::{
+    canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
+};
 use tabula_coordinator::{CoordError, Coordinator};
 use tabula_regionserver::{ReadSpec, RsError, RsResult, ScanSpec, TabletService};
 use tabula_storage::tablet::Condition;
@@ -164,16 +166,18 @@ impl ClusterBackend {
         &self.router
     }
 
-    /// The stored name of an enabled table, or the error a data call must return.
-    fn enabled_table(&self, name: &[u8]) -> BackendResult<Bytes> {
-        let (stored, enabled) = self
+    /// The canonical name of an enabled table (a part of `name`), or the error a
+    /// data call must return.
+    fn enabled_table<'n>(&self, name: &'n [u8]) -> BackendResult<&'n [u8]> {
+        let enabled = self
             .coordinator
-            .table_status(name)
+            .table_enabled(name)
             .ok_or_else(|| BackendError::TableNotFound(shown(name)))?;
+        let canonical = canonical_slice(name);
         if !enabled {
-            return Err(BackendError::TableDisabled(shown(&stored)));
+            return Err(BackendError::TableDisabled(shown(canonical)));
         }
-        Ok(stored)
+        Ok(canonical)
     }
 
     /// The rows `todo` (indexes into `mutations`) grouped by the tablet now holding
@@ -181,7 +185,7 @@ impl ClusterBackend {
     /// their error in `results`.
     fn group_by_tablet(
         &self,
-        table: &Bytes,
+        table: &[u8],
         mutations: &[RowMutation],
         todo: &[usize],
         results: &mut [Option<BackendResult<()>>],
@@ -220,21 +224,20 @@ impl ClusterBackend {
         let mut deadline = None;
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
-            let loc = self.router.locate(&t, row)?;
-            let svc = self.router.server(&loc.server)?;
-            match f(svc.as_ref(), loc.tablet_id) {
+            let (tablet, svc) = self.router.route(t, row)?;
+            match f(svc, tablet) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {
-                    self.router.invalidate(&t, &loc);
+                    self.router.invalidate_tablet(t, tablet);
                     let now = std::time::Instant::now();
                     let deadline = *deadline.get_or_insert(now + RELOCATE_TIMEOUT);
                     if now + pause > deadline {
-                        return Err(rs_error(&t, e));
+                        return Err(rs_error(t, e));
                     }
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
                 }
-                Err(e) => return Err(rs_error(&t, e)),
+                Err(e) => return Err(rs_error(t, e)),
             }
         }
     }
@@ -527,7 +530,7 @@ impl Backend for ClusterBackend {
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let mut retry = Vec::new();
-            let groups = self.group_by_tablet(&t, mutations, &todo, &mut results);
+            let groups = self.group_by_tablet(t, mutations, &todo, &mut results);
             for (server, tablets) in by_server(groups) {
                 let svc = match self.router.server(&server) {
                     Ok(svc) => svc,
@@ -559,18 +562,18 @@ impl Backend for ClusterBackend {
                                         moved = true;
                                         retry.push(i);
                                     }
-                                    Err(e) => set_result(&mut results, i, Err(rs_error(&t, e))),
+                                    Err(e) => set_result(&mut results, i, Err(rs_error(t, e))),
                                 }
                             }
                             if moved {
-                                self.router.invalidate(&t, &loc);
+                                self.router.invalidate(t, &loc);
                             }
                         }
                         Err(e) if e.is_not_serving() => {
-                            self.router.invalidate(&t, &loc);
+                            self.router.invalidate(t, &loc);
                             retry.extend(rows);
                         }
-                        Err(e) => fail_rows(&mut results, &rows, rs_error(&t, e)),
+                        Err(e) => fail_rows(&mut results, &rows, rs_error(t, e)),
                     }
                 }
             }
@@ -578,7 +581,7 @@ impl Backend for ClusterBackend {
                 break;
             }
             if std::time::Instant::now() + pause > deadline {
-                let gone = rs_error(&t, RsError::NotServing { tablet: 0 });
+                let gone = rs_error(t, RsError::NotServing { tablet: 0 });
                 fail_rows(&mut results, &retry, gone);
                 break;
             }
@@ -642,7 +645,7 @@ impl Backend for ClusterBackend {
         }
         Ok(Box::new(ClusterScanner::new(
             Arc::clone(&self.router),
-            t,
+            Bytes::copy_from_slice(t),
             spec,
         )))
     }

@@ -54,12 +54,15 @@ impl Router {
     }
 
     fn cached(cache: &TableCache, row: &[u8]) -> Option<Arc<TabletLocation>> {
+        Self::cached_ref(cache, row).cloned()
+    }
+
+    fn cached_ref<'c>(cache: &'c TableCache, row: &[u8]) -> Option<&'c Arc<TabletLocation>> {
         cache
             .range::<[u8], _>((Bound::Unbounded, Bound::Included(row)))
             .next_back()
             .map(|(_, l)| l)
             .filter(|l| l.contains(row))
-            .cloned()
     }
 
     /// The METADATA tablet holding catalog key `key`.
@@ -86,8 +89,36 @@ impl Router {
         Ok(loc)
     }
 
+    /// The tablet of `table` (canonical name) holding `row` and the regionserver
+    /// serving it, borrowed: the per-call path of point reads and writes takes no
+    /// reference count on a cache hit (a count every call bumps is one cache line
+    /// passed between the cores).
+    pub fn route(&self, table: &[u8], row: &[u8]) -> BackendResult<(u64, &dyn TabletService)> {
+        let hit = {
+            let cache = self.cache.read();
+            cache.get(table).and_then(|c| {
+                Self::cached_ref(c, row).map(|l| (l.tablet_id, self.server_ref(&l.server)))
+            })
+        };
+        match hit {
+            Some((tablet, server)) => Ok((tablet, server?)),
+            None => {
+                let loc = self.locate(table, row)?;
+                Ok((loc.tablet_id, self.server_ref(&loc.server)?))
+            }
+        }
+    }
+
+    /// The regionserver named `name`, borrowed from the coordinator.
+    fn server_ref(&self, name: &str) -> BackendResult<&dyn TabletService> {
+        self.coordinator
+            .server_ref(name)
+            .map(|s| s.as_ref())
+            .ok_or_else(|| io(format!("regionserver {name} is not available")))
+    }
+
     /// The tablet of `table` (canonical name) holding `row`.
-    pub fn locate(&self, table: &Bytes, row: &[u8]) -> BackendResult<Arc<TabletLocation>> {
+    pub fn locate(&self, table: &[u8], row: &[u8]) -> BackendResult<Arc<TabletLocation>> {
         if let Some(l) = self
             .cache
             .read()
@@ -109,11 +140,7 @@ impl Router {
 
     /// The tablet of `table` whose end row is `end` (the tablet before the one
     /// starting at `end`), for reverse scans.
-    pub fn locate_ending_at(
-        &self,
-        table: &Bytes,
-        end: &[u8],
-    ) -> BackendResult<Arc<TabletLocation>> {
+    pub fn locate_ending_at(&self, table: &[u8], end: &[u8]) -> BackendResult<Arc<TabletLocation>> {
         if let Some(c) = self.cache.read().get(table) {
             if let Some(l) = c.values().find(|l| l.end_row.as_ref() == end) {
                 return Ok(Arc::clone(l));
@@ -131,7 +158,7 @@ impl Router {
     /// with a fresh METADATA location if the cached one is stale.
     fn lookup_first_at_or_after(
         &self,
-        table: &Bytes,
+        table: &[u8],
         key: &[u8],
     ) -> BackendResult<Arc<TabletLocation>> {
         let (_, stop) = catalog::table_range(table);
@@ -155,7 +182,7 @@ impl Router {
                     let loc = Arc::new(loc);
                     self.cache
                         .write()
-                        .entry(table.clone())
+                        .entry(Bytes::copy_from_slice(table))
                         .or_default()
                         .insert(loc.start_row.clone(), Arc::clone(&loc));
                     return Ok(loc);
@@ -171,16 +198,23 @@ impl Router {
     }
 
     /// Forgets a cached location (the tablet moved or split).
-    pub fn invalidate(&self, table: &Bytes, loc: &TabletLocation) {
+    pub fn invalidate(&self, table: &[u8], loc: &TabletLocation) {
         if let Some(c) = self.cache.write().get_mut(table) {
             c.remove(&loc.start_row);
-            // A split leaves the parent's neighbours valid but its range stale.
-            c.retain(|_, l| l.tablet_id != loc.tablet_id);
+        }
+        self.invalidate_tablet(table, loc.tablet_id);
+    }
+
+    /// Forgets every cached location of tablet `tablet_id` of `table` (it moved,
+    /// or split: the parent's neighbours stay valid but its range is stale).
+    pub fn invalidate_tablet(&self, table: &[u8], tablet_id: u64) {
+        if let Some(c) = self.cache.write().get_mut(table) {
+            c.retain(|_, l| l.tablet_id != tablet_id);
         }
     }
 
     /// Forgets every cached location of a table (dropped, disabled, truncated).
-    pub fn forget_table(&self, table: &Bytes) {
+    pub fn forget_table(&self, table: &[u8]) {
         self.cache.write().remove(table);
     }
 }
