@@ -15,6 +15,11 @@
 //! recency and frequency counts proportional to the real accesses: hot blocks
 //! stay, and a block the cache evicts dies with its last user, after which its
 //! slot no longer upgrades and the next read is a cache miss as before.
+//!
+//! Memory: 16 bytes per data block of a cached reader, and, for a block that
+//! died and was not looked up since, its header (about 120 bytes, under 0.2% of
+//! the 64 KiB block it stood for) until the slot is next read, refilled or
+//! cleared.
 
 use std::cell::Cell;
 use std::sync::{Arc, Weak};
@@ -48,7 +53,15 @@ impl BlockSlots {
     /// Block `i`, when a block is still alive in its slot and this hit is not one
     /// the block cache must see (see [`CACHE_VISIT_EVERY`]).
     pub(crate) fn get(&self, i: usize) -> Option<Arc<Block>> {
-        let block = self.slots.get(i)?.lock().upgrade()?;
+        let block = {
+            let mut held = self.slots.get(i)?.lock();
+            let block = held.upgrade();
+            if block.is_none() {
+                // The block died: let go of its header now.
+                *held = Weak::new();
+            }
+            block?
+        };
         let due = HITS_SINCE_VISIT.with(|hits| {
             let n = hits.get() + 1;
             if n >= CACHE_VISIT_EVERY {
