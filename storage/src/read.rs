@@ -476,7 +476,7 @@ fn read_named_columns(
         if found {
             // The next column (or row) is reached by its own seek, so the cursor may
             // stay inside this column.
-            read_column(iter, fam, q.clone(), col, markers, ctx, false)?;
+            read_column(iter, fam, q, col, markers, ctx, false)?;
         }
     }
     Ok(())
@@ -498,7 +498,7 @@ fn read_all_columns(
         col.extend_from_slice(column_part(k).ok_or_else(bad_key)?);
         key::qualifier_into(k, &mut ctx.scratch.qualifier).ok_or_else(bad_key)?;
         let qualifier = ctx.scratch.qualifier_bytes();
-        read_column(iter, fam, qualifier, col, markers, ctx, true)?;
+        read_column(iter, fam, &qualifier, col, markers, ctx, true)?;
     }
     Ok(())
 }
@@ -515,7 +515,7 @@ fn column_part(k: &[u8]) -> Option<&[u8]> {
 fn read_column(
     iter: &mut dyn KvIter,
     fam: &FamilyPlan,
-    qualifier: Bytes,
+    qualifier: &Bytes,
     col: &[u8],
     fmarkers: &FamilyMarkers,
     ctx: &mut RowCtx<'_>,

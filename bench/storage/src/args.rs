@@ -67,6 +67,12 @@ pub struct Args {
     /// one run of it varies by up to a third from the next.
     #[arg(long, default_value_t = 3)]
     pub fill_rounds: usize,
+    /// Rounds of the timed warm reads, scans and cold reads: both engines' databases
+    /// stay open and the engines take turns; each engine's median round is
+    /// reported. The machine's speed drifts by a third over seconds, which one run
+    /// per engine, a minute apart, turned into the ratio.
+    #[arg(long, default_value_t = 3)]
+    pub read_rounds: usize,
     /// Versions of the many-versioned cell.
     #[arg(long, default_value_t = 100_000)]
     pub versions: u64,

@@ -3,7 +3,9 @@
 //!
 //! Owns: [`run`], the store lifecycle (fresh directory per database, settle after
 //! loading, reopen with a small cache for the cold reads, delete afterwards), the
-//! untimed warm-up passes, and the block cache notes.
+//! rounds the engines take in turn (fills on fresh databases; warm reads, scans
+//! and cold reads on both engines' databases open side by side), the untimed
+//! warm-up passes, and the block cache notes.
 //! Must not: format the table (see `report`) or time individual operations (see
 //! `measure` and `versions`).
 
@@ -195,7 +197,7 @@ pub fn run(args: &Args) -> BenchResult<Outcome> {
 
     if args.runs(Workload::Fillseq) {
         let order: Vec<u64> = (0..args.num).collect();
-        let pair = fill_rounds(args, &engines, |e| {
+        let pair = alternating_rounds(args.fill_rounds, &engines, |e| {
             fresh_fill(args, e, &sizes.warm, &order, &values, 1, WriteMode::Logged)
         })?;
         out.rows.push(pair.row("fillseq", FILL_TARGET));
@@ -208,15 +210,7 @@ pub fn run(args: &Args) -> BenchResult<Outcome> {
         Workload::Readcold,
     ];
     if random_db.iter().any(|w| args.runs(*w)) {
-        let mut pairs = [Pair::default(); 4];
-        for &e in &engines {
-            let m = random_db_workloads(args, e, &sizes, &values, &mut out.notes)?;
-            for (pair, measured) in pairs.iter_mut().zip(m) {
-                if let Some(m) = measured {
-                    pair.set(e, m);
-                }
-            }
-        }
+        let pairs = random_db_workloads(args, &engines, &sizes, &values, &mut out.notes)?;
         let names = [
             ("fillrandom", FILL_TARGET),
             ("readrandom_warm", READ_TARGET),
@@ -237,7 +231,7 @@ pub fn run(args: &Args) -> BenchResult<Outcome> {
 
     if args.runs(Workload::Fillsync) {
         let order = data::shuffled(args.sync_keys, args.seed ^ 0x5eed);
-        let pair = fill_rounds(args, &engines, |e| {
+        let pair = alternating_rounds(args.fill_rounds, &engines, |e| {
             fresh_fill(
                 args,
                 e,
@@ -301,26 +295,25 @@ fn temp_dir(root: &Path, engine: EngineChoice) -> BenchResult<TempDir> {
         .map_err(|e| BenchError::io(format!("creating a directory in {}", root.display()), e))
 }
 
-/// A fill into a new database, which is deleted afterwards.
-/// Runs `fill` `args.fill_rounds` times per engine, the engines taking turns (the
-/// first engine alternates between rounds), and pairs each engine's median round.
-fn fill_rounds(
-    args: &Args,
+/// Runs `measure` `rounds` times per engine, the engines taking turns (the first
+/// engine alternates between rounds), and pairs each engine's median round.
+fn alternating_rounds(
+    rounds: usize,
     engines: &[EngineChoice],
-    mut fill: impl FnMut(EngineChoice) -> BenchResult<Measured>,
+    mut measure: impl FnMut(EngineChoice) -> BenchResult<Measured>,
 ) -> BenchResult<Pair> {
-    let mut rounds: Vec<(EngineChoice, Vec<Measured>)> =
+    let mut per_engine: Vec<(EngineChoice, Vec<Measured>)> =
         engines.iter().map(|&e| (e, Vec::new())).collect();
-    for round in 0..args.fill_rounds.max(1) {
-        let n = rounds.len();
+    for round in 0..rounds.max(1) {
+        let n = per_engine.len();
         for i in 0..n {
-            if let Some((e, measured)) = rounds.get_mut((i + round) % n) {
-                measured.push(fill(*e)?);
+            if let Some((e, measured)) = per_engine.get_mut((i + round) % n) {
+                measured.push(measure(*e)?);
             }
         }
     }
     let mut pair = Pair::default();
-    for (e, measured) in rounds {
+    for (e, measured) in per_engine {
         if let Some(m) = median(measured) {
             pair.set(e, m);
         }
@@ -335,6 +328,7 @@ fn median(mut measured: Vec<Measured>) -> Option<Measured> {
     measured.get(middle).copied()
 }
 
+/// A fill into a new database, which is deleted afterwards.
 fn fresh_fill(
     args: &Args,
     engine: EngineChoice,
@@ -355,74 +349,113 @@ fn fresh_fill(
     Ok(m)
 }
 
-/// Fills one database in random order, settles it, then reads it warm, scans it,
-/// and reopens it with a quarter-size cache for the cold reads. Returns the
-/// fillrandom, readwarm, scan and readcold measurements of those selected.
+/// One engine's database of the random-order workloads, open.
+struct RandomDb {
+    engine: EngineChoice,
+    store: AnyStore,
+}
+
+/// The store of `engine` among `dbs`.
+fn store_of(dbs: &[RandomDb], engine: EngineChoice) -> BenchResult<&AnyStore> {
+    dbs.iter()
+        .find(|d| d.engine == engine)
+        .map(|d| &d.store)
+        .ok_or_else(|| BenchError::InvalidArguments(format!("no database of {engine:?}")))
+}
+
+/// Tabula's block cache (hits, misses) among `dbs`, if it is there.
+fn tabula_cache_counts(dbs: &[RandomDb]) -> Option<(u64, u64)> {
+    store_of(dbs, EngineChoice::Tabula)
+        .ok()
+        .and_then(AnyStore::cache_counts)
+}
+
+/// Fills one database per engine in random order and settles them; then, with
+/// both open, times the warm reads and the scans, and after reopening both with a
+/// quarter-size cache the cold reads, each in `args.read_rounds` rounds the
+/// engines take in turn. Returns the fillrandom, readwarm, scan and readcold
+/// pairs (empty where not selected).
 fn random_db_workloads(
     args: &Args,
-    engine: EngineChoice,
+    engines: &[EngineChoice],
     sizes: &Sizes,
     values: &ValuePool,
     notes: &mut Vec<String>,
-) -> BenchResult<[Option<Measured>; 4]> {
-    let dir = temp_dir(&args.dir, engine)?;
+) -> BenchResult<[Pair; 4]> {
+    let mut pairs = [Pair::default(); 4];
     let order = data::shuffled(args.num, args.seed);
-    let store = AnyStore::open(engine, dir.path(), &sizes.warm)?;
-    let fill = measure::measure_fill(store.store(), &order, values, WriteMode::Logged)?;
-    store.store().settle()?;
-    notes.push(format!(
-        "{}: settled database {:.1} MiB of SSTables",
-        store.store().name(),
-        mib(sst_bytes(dir.path()))
-    ));
+    let mut dirs = Vec::new();
+    let mut dbs = Vec::new();
+    for &engine in engines {
+        let dir = temp_dir(&args.dir, engine)?;
+        let store = AnyStore::open(engine, dir.path(), &sizes.warm)?;
+        let fill = measure::measure_fill(store.store(), &order, values, WriteMode::Logged)?;
+        store.store().settle()?;
+        notes.push(format!(
+            "{}: settled database {:.1} MiB of SSTables",
+            store.store().name(),
+            mib(sst_bytes(dir.path()))
+        ));
+        if args.runs(Workload::Fillrandom) {
+            pairs[0].set(engine, fill);
+        }
+        if args.runs(Workload::Readwarm) || args.runs(Workload::Scan) {
+            // Warm-up: every key once, so every block is cached.
+            measure::measure_reads(store.store(), &order, args.value_size)?;
+        }
+        dirs.push(dir);
+        dbs.push(RandomDb { engine, store });
+    }
 
     let reads = data::uniform(args.reads, args.num, args.seed ^ 0x1);
-    let mut warm = None;
-    let mut scan = None;
-    if args.runs(Workload::Readwarm) || args.runs(Workload::Scan) {
-        // Warm-up: every key once, so every block is cached.
-        measure::measure_reads(store.store(), &order, args.value_size)?;
-    }
     if args.runs(Workload::Readwarm) {
-        let before = store.cache_counts();
-        warm = Some(measure::measure_reads(
-            store.store(),
-            &reads,
-            args.value_size,
-        )?);
-        note_cache(notes, "readrandom_warm", before, store.cache_counts());
+        let before = tabula_cache_counts(&dbs);
+        pairs[1] = alternating_rounds(args.read_rounds, engines, |e| {
+            measure::measure_reads(store_of(&dbs, e)?.store(), &reads, args.value_size)
+        })?;
+        note_cache(notes, "readrandom_warm", before, tabula_cache_counts(&dbs));
     }
     if args.runs(Workload::Scan) {
         let span = args.num - args.scan_rows as u64;
         let starts = data::uniform(args.scans, span + 1, args.seed ^ 0x2);
-        let before = store.cache_counts();
-        scan = Some(measure::measure_scans(
-            store.store(),
-            &starts,
-            args.scan_rows,
-            args.value_size,
-        )?);
-        note_cache(notes, "seek_scan", before, store.cache_counts());
+        let before = tabula_cache_counts(&dbs);
+        pairs[2] = alternating_rounds(args.read_rounds, engines, |e| {
+            measure::measure_scans(
+                store_of(&dbs, e)?.store(),
+                &starts,
+                args.scan_rows,
+                args.value_size,
+            )
+        })?;
+        note_cache(notes, "seek_scan", before, tabula_cache_counts(&dbs));
     }
-    store.close()?;
+    for db in dbs.drain(..) {
+        db.store.close()?;
+    }
 
-    let mut cold = None;
     if args.runs(Workload::Readcold) {
-        let store = AnyStore::open(engine, dir.path(), &sizes.cold)?;
-        // Warm-up: enough random reads to fill the small cache.
-        let warmup = data::uniform((args.num / 4).max(1), args.num, args.seed ^ 0x3);
-        measure::measure_reads(store.store(), &warmup, args.value_size)?;
-        let before = store.cache_counts();
-        cold = Some(measure::measure_reads(
-            store.store(),
-            &reads,
-            args.value_size,
-        )?);
-        note_cache(notes, "readrandom_cache_1/4", before, store.cache_counts());
-        store.close()?;
+        for (&engine, dir) in engines.iter().zip(&dirs) {
+            let store = AnyStore::open(engine, dir.path(), &sizes.cold)?;
+            // Warm-up: enough random reads to fill the small cache.
+            let warmup = data::uniform((args.num / 4).max(1), args.num, args.seed ^ 0x3);
+            measure::measure_reads(store.store(), &warmup, args.value_size)?;
+            dbs.push(RandomDb { engine, store });
+        }
+        let before = tabula_cache_counts(&dbs);
+        pairs[3] = alternating_rounds(args.read_rounds, engines, |e| {
+            measure::measure_reads(store_of(&dbs, e)?.store(), &reads, args.value_size)
+        })?;
+        note_cache(
+            notes,
+            "readrandom_cache_1/4",
+            before,
+            tabula_cache_counts(&dbs),
+        );
+        for db in dbs.drain(..) {
+            db.store.close()?;
+        }
     }
-    let fill = args.runs(Workload::Fillrandom).then_some(fill);
-    Ok([fill, warm, scan, cold])
+    Ok(pairs)
 }
 
 fn note_cache(
@@ -549,7 +582,7 @@ mod tests {
         let engines = [EngineChoice::Tabula, EngineChoice::Rocksdb];
         let mut order = Vec::new();
         let mut next = 0;
-        let pair = fill_rounds(&args, &engines, |e| {
+        let pair = alternating_rounds(args.fill_rounds, &engines, |e| {
             order.push(e);
             next += 1;
             // Tabula's rounds: 1, 4, 5 ops; RocksDB's: 2, 3, 6.
