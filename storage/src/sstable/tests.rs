@@ -620,19 +620,23 @@ fn block_cache_serves_the_second_read() {
     assert_eq!((s.hits, s.misses, s.entries), (blocks, 2 * blocks, blocks));
 }
 
+/// A file of `small_model(2000)` in 4 KiB blocks (many more blocks than the small
+/// caches of the cache tests hold).
+fn write_2000_rows_in_4k_blocks(path: &Path) -> (Model, SstMeta) {
+    let model = small_model(2000);
+    let opts = SstOptions {
+        block_size: 4096,
+        ..SstOptions::default()
+    };
+    let meta = write(path, &model, opts);
+    (model, meta)
+}
+
 #[test]
 fn block_cache_respects_its_byte_bound_under_reads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sst");
-    let model = small_model(2000);
-    let meta = write(
-        &path,
-        &model,
-        SstOptions {
-            block_size: 4096,
-            ..SstOptions::default()
-        },
-    );
+    let (model, meta) = write_2000_rows_in_4k_blocks(&path);
     let capacity = 40 * 1024;
     let cache = Arc::new(BlockCache::new(capacity));
     let reader = cached_reader(&path, 1, &cache);
@@ -653,15 +657,7 @@ fn block_cache_respects_its_byte_bound_under_reads() {
 fn a_hot_block_stays_cached_while_cold_blocks_stream_through() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sst");
-    let model = small_model(2000);
-    let meta = write(
-        &path,
-        &model,
-        SstOptions {
-            block_size: 4096,
-            ..SstOptions::default()
-        },
-    );
+    let (model, meta) = write_2000_rows_in_4k_blocks(&path);
     assert!(meta.block_count > 40, "{meta:?}");
     let cache = Arc::new(BlockCache::new(8 * 5 * 1024));
     let reader = cached_reader(&path, 1, &cache);
