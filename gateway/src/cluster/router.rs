@@ -201,8 +201,8 @@ impl Router {
     pub fn invalidate(&self, table: &[u8], loc: &TabletLocation) {
         if let Some(c) = self.cache.write().get_mut(table) {
             c.remove(&loc.start_row);
+            c.retain(|_, l| l.tablet_id != loc.tablet_id);
         }
-        self.invalidate_tablet(table, loc.tablet_id);
     }
 
     /// Forgets every cached location of tablet `tablet_id` of `table` (it moved,

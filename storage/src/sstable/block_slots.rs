@@ -10,11 +10,12 @@
 //! Why: a hit in the block cache costs a hash lookup over its buckets, an entry
 //! to check and a read recorded for its eviction policy (a tenth of the server's
 //! CPU on a random get of cached data). A reader finds its block by number, so a
-//! slot reaches the same block with one lock-free upgrade. One hit in
-//! [`CACHE_VISIT_EVERY`] per thread still goes through the cache, which keeps its
-//! recency and frequency counts proportional to the real accesses: hot blocks
-//! stay, and a block the cache evicts dies with its last user, after which its
-//! slot no longer upgrades and the next read is a cache miss as before.
+//! slot reaches the same block with a short lock of its own and a reference-count
+//! upgrade. One hit in [`CACHE_VISIT_EVERY`] per thread still goes through the
+//! cache, which keeps its recency and frequency counts proportional to the real
+//! accesses: hot blocks stay, and a block the cache evicts dies with its last
+//! user, after which its slot no longer upgrades and the next read is a cache
+//! miss as before.
 //!
 //! Memory: 16 bytes per data block of a cached reader, and, for a block that
 //! died and was not looked up since, its header (about 120 bytes, under 0.2% of
