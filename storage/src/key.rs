@@ -96,6 +96,15 @@ pub fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(&[0x00, 0x01]);
 }
 
+/// What follows `esc(row) esc(family)` in every key of the column `qualifier`:
+/// the column scope byte and the escaped qualifier.
+pub fn column_suffix(qualifier: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(qualifier.len() + 3);
+    out.push(SCOPE_COLUMN);
+    escape_into(&mut out, qualifier);
+    out
+}
+
 /// Reads one escaped string from the front of `input`; returns it and the rest.
 fn unescape(input: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     let mut out = Vec::with_capacity(input.len().min(64));

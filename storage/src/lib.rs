@@ -17,6 +17,7 @@ pub mod engine;
 pub mod entry;
 pub mod error;
 pub mod filter;
+mod intern;
 pub mod iter;
 pub mod key;
 pub mod log;

@@ -106,6 +106,10 @@ pub struct FamilyPlan {
     pub escaped_family: Vec<u8>,
     /// Sorted, deduplicated qualifiers; `None` = every column.
     pub qualifiers: Option<Vec<Bytes>>,
+    /// For each of `qualifiers`, in order, the bytes that follow the family's key
+    /// prefix in the keys of that column (the column scope byte and the escaped
+    /// qualifier), built once per read instead of once per row.
+    pub column_suffixes: Vec<Vec<u8>>,
     pub time_range: TimeRange,
     /// Versions returned per column.
     pub max_versions: u32,
@@ -160,13 +164,20 @@ impl ReadPlan {
         wanted.sort_by(|a, b| a.0.cmp(&b.0));
         let asked = opts.max_versions.max(1);
         let mut families = Vec::with_capacity(wanted.len());
-        for (family, quals) in wanted {
-            let fs = schema.require_family(&family)?;
+        for (asked_family, quals) in wanted {
+            let fs = schema.require_family(&asked_family)?;
+            // The schema's handle on the name (interned), not the request's.
+            let family = fs.name.clone();
             let qualifiers = quals.map(|mut q| {
                 q.sort();
                 q.dedup();
                 q
             });
+            let column_suffixes = qualifiers
+                .iter()
+                .flatten()
+                .map(|q| key::column_suffix(q))
+                .collect();
             let time_range = opts
                 .family_time_ranges
                 .iter()
@@ -180,6 +191,7 @@ impl ReadPlan {
                 escaped_family: key::row_start(&family),
                 family,
                 qualifiers,
+                column_suffixes,
                 time_range,
             });
         }
@@ -225,6 +237,29 @@ pub struct RowOutcome {
 /// the target is further away. Never moves backwards.
 pub fn skip_to(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
     skip_to_within(iter, target, MAX_SEQUENTIAL_SKIPS)
+}
+
+/// Moves `iter`, standing at or after the first entry of a row, past the row's
+/// entries (`row_key` is the escaped row every one of them starts with): a few
+/// steps first, then a seek to the row's end, built in `target`.
+pub fn skip_past_row(iter: &mut dyn KvIter, row_key: &[u8], target: &mut Vec<u8>) -> Result<()> {
+    for _ in 0..MAX_SEQUENTIAL_SKIPS {
+        if !iter.valid() || !iter.key().starts_with(row_key) {
+            return Ok(());
+        }
+        iter.next()?;
+    }
+    if iter.valid() && iter.key().starts_with(row_key) {
+        // The escaped row ends with its terminator 0x00 0x01: raising the last
+        // byte passes every entry of the row (see `key::row_end`).
+        target.clear();
+        target.extend_from_slice(row_key);
+        if let Some(last) = target.last_mut() {
+            *last = 0x02;
+        }
+        iter.seek(target)?;
+    }
+    Ok(())
 }
 
 /// [`skip_to`] trying at most `steps` steps before seeking.
@@ -434,7 +469,18 @@ fn read_family_at(
     }
     let mut col = std::mem::take(&mut ctx.scratch.column);
     let result = match &fam.qualifiers {
-        Some(quals) => read_named_columns(iter, fam, quals, family_prefix, &mut col, &markers, ctx),
+        Some(quals) => read_named_columns(
+            iter,
+            fam,
+            quals,
+            NamedColumns {
+                family_prefix,
+                column_suffixes: &fam.column_suffixes,
+            },
+            &mut col,
+            &markers,
+            ctx,
+        ),
         None => {
             // Every column: prefix + scope byte 0x01.
             family_prefix.push(key::SCOPE_COLUMN);
@@ -445,24 +491,37 @@ fn read_family_at(
     result
 }
 
+/// Where the keys of a family's named columns start in one row.
+struct NamedColumns<'a> {
+    /// The row's and family's escaped key prefix.
+    family_prefix: &'a [u8],
+    /// Per named column, what follows the prefix (see [`FamilyPlan::column_suffixes`]).
+    column_suffixes: &'a [Vec<u8>],
+}
+
 /// Reads the columns `quals` (sorted) of a family, each found by its own seek.
 fn read_named_columns(
     iter: &mut dyn KvIter,
     fam: &FamilyPlan,
     quals: &[Bytes],
-    family_prefix: &[u8],
+    at: NamedColumns<'_>,
     col: &mut Vec<u8>,
     markers: &FamilyMarkers,
     ctx: &mut RowCtx<'_>,
 ) -> Result<()> {
-    for q in quals {
+    for (i, q) in quals.iter().enumerate() {
         if ctx.stop_row {
             break;
         }
         col.clear();
-        col.extend_from_slice(family_prefix);
-        col.push(key::SCOPE_COLUMN);
-        key::escape_into(col, q);
+        col.extend_from_slice(at.family_prefix);
+        match at.column_suffixes.get(i) {
+            Some(suffix) => col.extend_from_slice(suffix),
+            None => {
+                col.push(key::SCOPE_COLUMN);
+                key::escape_into(col, q);
+            }
+        }
         // The prefix test alone would also accept longer qualifiers whose escaped
         // form starts with this one's: compare the column part. A cursor already
         // on the column (the usual case) needs no other comparison.
@@ -509,7 +568,8 @@ fn column_part(k: &[u8]) -> Option<&[u8]> {
     k.get(..k.len().checked_sub(18)?)
 }
 
-/// Reads one column. With `leave_past`, `iter` stands after the column's entries
+/// Reads one column; `iter` must stand on one of its entries (`col` is the
+/// column's key prefix, see [`column_part`]). With `leave_past`, `iter` stands after the column's entries
 /// on return (or anywhere in the row, when the filter ended the row); without it,
 /// anywhere at or after the column's start (the caller seeks onwards itself).
 fn read_column(
@@ -523,6 +583,9 @@ fn read_column(
 ) -> Result<()> {
     let mut delete_up_to = fmarkers.delete_up_to;
     let mut delete_versions: Vec<i64> = Vec::new();
+    // Callers hand the cursor over standing on an entry of the column: until it
+    // moves, the column need not be compared again.
+    let mut known_on_column = true;
     // Column markers: class byte 0x00.
     while iter.valid() {
         let k = iter.key();
@@ -541,6 +604,7 @@ fn read_column(
             }
         }
         iter.next()?;
+        known_on_column = false;
     }
     let past_column = |iter: &mut dyn KvIter| -> Result<()> {
         if leave_past {
@@ -572,6 +636,7 @@ fn read_column(
         put_at.push(0x01);
         put_at.extend_from_slice(&key::ts_desc(newest));
         skip_to_within(iter, &put_at, AS_OF_SEQUENTIAL_SKIPS)?;
+        known_on_column = false;
     }
 
     let mut included = 0u32;
@@ -580,9 +645,10 @@ fn read_column(
     let mut last_ts: Option<i64> = None;
     while iter.valid() {
         let k = iter.key();
-        if column_part(k) != Some(col) {
+        if !known_on_column && column_part(k) != Some(col) {
             return Ok(());
         }
+        known_on_column = false;
         let t = key::tail(k).ok_or_else(bad_key)?;
         if t.kind != KeyKind::Put || t.seq > ctx.snapshot || last_ts == Some(t.timestamp) {
             iter.next()?;

@@ -128,8 +128,11 @@ impl TableSchema {
     /// A schema; families are sorted and must be unique and valid.
     pub fn new(name: impl Into<String>, mut families: Vec<FamilySchema>) -> Result<Self> {
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        for f in &families {
+        for f in &mut families {
             f.validate()?;
+            // Every cell a read returns carries its family: interned, its handle
+            // is copied without a reference count.
+            f.name = crate::intern::family_name(&f.name);
         }
         if families.windows(2).any(|w| w[0].name == w[1].name) {
             return Err(Error::InvalidArgument(

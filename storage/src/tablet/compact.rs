@@ -232,6 +232,7 @@ impl Tablet {
                 family: family.clone(),
                 escaped_family: key::row_start(family),
                 qualifiers: None,
+                column_suffixes: Vec::new(),
                 time_range: TimeRange::ALL,
                 max_versions: fs.max_versions,
                 stored_versions: fs.max_versions,

@@ -296,7 +296,9 @@ pub struct TabletScanner {
     stop: Bytes,
     /// The tablet's first row: reverse scans end below it.
     tablet_start: Bytes,
-    /// Forward: seek target of the next row; reverse: upper bound (exclusive).
+    /// Where the first row is sought (forward: its first key; reverse: the bound
+    /// the first row is below), then the buffer a forward seek past a row's end is
+    /// built in.
     next_target: Vec<u8>,
     /// The current row as keys start with it.
     row_key: Vec<u8>,
@@ -307,7 +309,7 @@ pub struct TabletScanner {
     pending: VecDeque<RowResult>,
     done: bool,
     end_after_row: bool,
-    /// False until the first forward seek.
+    /// False until the first row is sought.
     positioned: bool,
     /// The filter ended the scan (WHILE, PageFilter...): later tablets of the same
     /// scan must not be read either.
@@ -378,19 +380,11 @@ impl TabletScanner {
             let Some((row, prefix_len)) = self.position_next_row()? else {
                 return Ok(None);
             };
-            // Prepare the position for the following row before reading this one. The
-            // cursor stands on an entry of `row`, whose key starts with the escaped
-            // row (= `row_start`); `row_end` raises its terminator's last byte.
+            // The cursor stands on an entry of `row`, whose key starts with the
+            // escaped row (= `row_start`): the next row is found from it.
             self.row_key.clear();
             self.row_key
                 .extend_from_slice(self.iter.key().get(..prefix_len).ok_or_else(bad_key)?);
-            self.next_target.clear();
-            self.next_target.extend_from_slice(&self.row_key);
-            if !self.reverse {
-                if let Some(last) = self.next_target.last_mut() {
-                    *last = 0x02;
-                }
-            }
             if let Some(f) = self.filter.as_deref_mut() {
                 f.reset();
                 match f.filter_row_key(&row) {
@@ -436,7 +430,15 @@ impl TabletScanner {
     /// cursor's key.
     fn position_next_row(&mut self) -> Result<Option<(Bytes, usize)>> {
         if self.reverse {
-            self.iter.seek_for_prev(&self.next_target)?;
+            // After the first row, the row below the current one: the last entry
+            // before the current row's start.
+            let target = if self.positioned {
+                &self.row_key
+            } else {
+                self.positioned = true;
+                &self.next_target
+            };
+            self.iter.seek_for_prev(target)?;
             if !self.iter.valid() {
                 return Ok(None);
             }
@@ -450,7 +452,11 @@ impl TabletScanner {
             Ok(Some((row, prefix_len)))
         } else {
             if self.positioned {
-                crate::read::skip_to(self.iter.as_mut(), &self.next_target)?;
+                crate::read::skip_past_row(
+                    self.iter.as_mut(),
+                    &self.row_key,
+                    &mut self.next_target,
+                )?;
             } else {
                 self.iter.seek(&self.next_target)?;
                 self.positioned = true;
