@@ -145,7 +145,7 @@ pub fn delete_mutation(table: &[u8], end_row: &[u8]) -> RowMutation {
 
 /// Decodes a catalog row.
 pub fn parse_row(row: &RowResult) -> CatalogResult<TabletLocation> {
-    let key = &row.row;
+    let key = row.row();
     let sep = key
         .iter()
         .position(|&b| b == 0x00 || b == 0x01)

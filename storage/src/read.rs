@@ -332,7 +332,9 @@ impl ReadScratch {
 
 /// Where a read of one row stands.
 struct RowCtx<'a> {
-    row: &'a Bytes,
+    /// The row, until the first cell included without a filter takes it (see
+    /// [`RowCtx::row_for_kept_cell`]).
+    row: Option<Bytes>,
     /// The row escaped as keys start with it (`key::row_start(row)`).
     row_key: &'a [u8],
     snapshot: u64,
@@ -346,6 +348,29 @@ struct RowCtx<'a> {
     end_scan: bool,
 }
 
+impl RowCtx<'_> {
+    /// The row for a cell included without a filter (nothing drops it later): the
+    /// first such cell takes the row's own handle and later ones share the first
+    /// one's, so a row of one cell costs no reference count beyond its own.
+    fn row_for_kept_cell(&mut self) -> Result<Bytes> {
+        match self.row.take() {
+            Some(row) => Ok(row),
+            None => self.row_for_cell(),
+        }
+    }
+
+    /// The row for a cell a filter may still drop: a shared handle.
+    fn row_for_cell(&self) -> Result<Bytes> {
+        if let Some(row) = &self.row {
+            return Ok(row.clone());
+        }
+        if let Some(c) = self.cells.first() {
+            return Ok(c.row.clone());
+        }
+        key::row_bytes_of(self.row_key).ok_or_else(bad_key)
+    }
+}
+
 /// Resolves one row. `row_key` is the row as keys start with it
 /// (`key::row_start(row)`). `iter` may stand anywhere at or before the row's first
 /// entry the read needs (it is moved forward as needed and left somewhere at or
@@ -354,7 +379,7 @@ struct RowCtx<'a> {
 /// invisible.
 pub fn read_row(
     iter: &mut dyn KvIter,
-    row: &Bytes,
+    row: Bytes,
     row_key: &[u8],
     plan: &ReadPlan,
     snapshot: u64,
@@ -362,7 +387,7 @@ pub fn read_row(
     scratch: &mut ReadScratch,
 ) -> Result<RowOutcome> {
     let mut ctx = RowCtx {
-        row,
+        row: Some(row),
         row_key,
         snapshot,
         filter,
@@ -394,7 +419,8 @@ pub fn read_row_raw(
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let row_key = key::row_start(row);
     let mut ctx = RowCtx {
-        row,
+        // Raw entries carry their keys: no cell needs the row.
+        row: None,
         row_key: &row_key,
         snapshot: u64::MAX,
         filter: None,
@@ -677,8 +703,9 @@ fn read_column(
         if ctx.filter.is_none() {
             // Without a filter every admissible version is included up to the limit
             // (built in place: a cell is large enough for its moves to show).
+            let row = ctx.row_for_kept_cell()?;
             ctx.cells.push(Cell {
-                row: ctx.row.clone(),
+                row,
                 family: fam.family.clone(),
                 qualifier: qualifier.clone(),
                 timestamp: t.timestamp,
@@ -692,7 +719,7 @@ fn read_column(
             continue;
         }
         let cell = Cell {
-            row: ctx.row.clone(),
+            row: ctx.row_for_cell()?,
             family: fam.family.clone(),
             qualifier: qualifier.clone(),
             timestamp: t.timestamp,

@@ -401,7 +401,7 @@ fn timestamps_at_the_limits_of_i64() {
             })
             .expect("scan");
         let r = s.next_row().expect("scan row").expect("one row");
-        assert_eq!(r.row, row);
+        assert_eq!(r.row(), &row);
         assert_eq!(r.cells.len(), 3, "{round}: scan");
         assert!(s.next_row().expect("scan end").is_none());
         f.reopen();

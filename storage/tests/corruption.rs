@@ -111,7 +111,7 @@ fn reads_fail_or_match(t: &Tablet, expected: &Expected, what: &str) -> bool {
             want.reverse();
         }
         for (r, (row, cells)) in got.iter().zip(&want) {
-            assert_eq!(&r.row, *row, "{what}: scan (reverse={reverse}) row order");
+            assert_eq!(r.row(), *row, "{what}: scan (reverse={reverse}) row order");
             assert_eq!(&r.cells, *cells, "{what}: scan (reverse={reverse}) cells");
         }
         match outcome {

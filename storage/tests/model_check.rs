@@ -669,7 +669,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                         })
                         .expect("scan opens");
                     while let Some(r) = s.next_row().expect("scan row") {
-                        got.push((r.row.to_vec(), cells_of(&r.cells)));
+                        got.push((r.row().to_vec(), cells_of(&r.cells)));
                     }
                 }
                 let now = h.now();

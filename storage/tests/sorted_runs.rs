@@ -45,7 +45,7 @@ fn scan_rows(tablet: &Tablet, start: usize, reverse: bool) -> Vec<Bytes> {
         .expect("scan");
     let mut rows = Vec::new();
     while let Some(r) = scanner.next_row().expect("scan row") {
-        rows.push(r.row);
+        rows.push(r.row().clone());
     }
     rows
 }

@@ -160,13 +160,13 @@ impl TableScanner for ClusterScanner {
                 Ok(batch) => {
                     for r in batch.rows {
                         if std::mem::take(&mut self.resumed)
-                            && self.last_row.as_ref() == Some(&r.row)
+                            && self.last_row.as_ref() == Some(r.row())
                         {
                             // A resumed scan starts at the row already returned.
                             continue;
                         }
                         if !r.partial {
-                            self.last_row = Some(r.row.clone());
+                            self.last_row = Some(r.row().clone());
                         }
                         out.push(r);
                     }

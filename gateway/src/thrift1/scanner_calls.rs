@@ -167,7 +167,7 @@ impl Thrift1Handler {
             .filter(|r| !r.cells.is_empty())
             .map(|mut r| {
                 sort_like_hbase(&mut r.cells);
-                row_result(&r.row, &r.cells, sorted)
+                row_result(r.row(), &r.cells, sorted)
             })
             .collect())
     }

@@ -309,8 +309,13 @@ mod tests {
             self.left -= k;
             Ok((0..k)
                 .map(|i| RowResult {
-                    row: Bytes::from(format!("r{i}")),
-                    cells: Vec::new(),
+                    cells: vec![tabula_storage::Cell {
+                        row: Bytes::from(format!("r{i}")),
+                        family: Bytes::from_static(b"f"),
+                        qualifier: Bytes::new(),
+                        timestamp: 1,
+                        value: Bytes::new(),
+                    }],
                     partial: false,
                 })
                 .collect())

@@ -32,7 +32,7 @@ impl TableScanner for RowLimited {
         let batch = self.inner.next_rows(n)?;
         let mut out = Vec::with_capacity(batch.len());
         for r in batch {
-            let continues = self.open_row.as_ref() == Some(&r.row);
+            let continues = self.open_row.as_ref() == Some(r.row());
             if !continues {
                 if self.remaining == 0 {
                     self.open_row = None;
@@ -40,7 +40,7 @@ impl TableScanner for RowLimited {
                 }
                 self.remaining -= 1;
             }
-            self.open_row = r.partial.then(|| r.row.clone());
+            self.open_row = r.partial.then(|| r.row().clone());
             out.push(r);
         }
         Ok(out)
@@ -49,7 +49,10 @@ impl TableScanner for RowLimited {
 
 fn tresults(rows: Vec<RowResult>) -> Vec<TResult> {
     rows.into_iter()
-        .map(|r| tresult(&r.row, r.cells, r.partial))
+        .map(|r| {
+            let row = r.row().clone();
+            tresult(&row, r.cells, r.partial)
+        })
         .collect()
 }
 
@@ -165,8 +168,13 @@ mod tests {
 
     fn result(row: &'static str, partial: bool) -> RowResult {
         RowResult {
-            row: Bytes::from_static(row.as_bytes()),
-            cells: Vec::new(),
+            cells: vec![tabula_storage::Cell {
+                row: Bytes::from_static(row.as_bytes()),
+                family: Bytes::from_static(b"f"),
+                qualifier: Bytes::new(),
+                timestamp: 1,
+                value: Bytes::new(),
+            }],
             partial,
         }
     }
@@ -189,7 +197,7 @@ mod tests {
             .next_rows(10)
             .unwrap()
             .into_iter()
-            .map(|r| r.row)
+            .map(|r| r.row().clone())
             .collect();
         assert_eq!(got, vec!["a", "a", "b", "b"]);
         assert!(s.next_rows(10).unwrap().is_empty());

@@ -51,10 +51,19 @@ pub struct ScanRequest {
 /// A row (or part of one, when batching) returned by a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowResult {
-    pub row: Bytes,
+    /// The row's cells, at least one; each carries the row.
     pub cells: Vec<Cell>,
     /// More cells of this row follow in the next result.
     pub partial: bool,
+}
+
+impl RowResult {
+    /// The row these cells belong to (empty only for a result without cells,
+    /// which a scanner never returns).
+    pub fn row(&self) -> &Bytes {
+        static NO_ROW: Bytes = Bytes::new();
+        self.cells.first().map_or(&NO_ROW, |c| &c.row)
+    }
 }
 
 impl Tablet {
@@ -165,7 +174,7 @@ impl Tablet {
         iter.seek(target)?;
         Ok(read_row(
             iter.as_mut(),
-            row,
+            row.clone(),
             &row_key,
             plan,
             snapshot,
@@ -326,13 +335,12 @@ impl TabletScanner {
             if self.done {
                 return Ok(None);
             }
-            let Some((row, cells)) = self.next_full_row()? else {
+            let Some(cells) = self.next_full_row()? else {
                 self.done = true;
                 return Ok(None);
             };
             if self.batch == 0 || cells.len() <= self.batch {
                 return Ok(Some(RowResult {
-                    row,
                     cells,
                     partial: false,
                 }));
@@ -340,7 +348,6 @@ impl TabletScanner {
             let mut chunks = cells.chunks(self.batch).peekable();
             while let Some(c) = chunks.next() {
                 self.pending.push_back(RowResult {
-                    row: row.clone(),
                     cells: c.to_vec(),
                     partial: chunks.peek().is_some(),
                 });
@@ -365,7 +372,8 @@ impl TabletScanner {
         self.ended_by_filter
     }
 
-    fn next_full_row(&mut self) -> Result<Option<(Bytes, Vec<Cell>)>> {
+    /// The next row's cells (never empty); `None` at the end.
+    fn next_full_row(&mut self) -> Result<Option<Vec<Cell>>> {
         loop {
             if self.end_after_row {
                 self.ended_by_filter = true;
@@ -399,9 +407,10 @@ impl TabletScanner {
             if self.reverse {
                 self.iter.seek(&self.row_key)?;
             }
+            // The row's handle goes to its first cell.
             let outcome = read_row(
                 self.iter.as_mut(),
-                &row,
+                row,
                 &self.row_key,
                 &self.plan,
                 self.snapshot,
@@ -421,7 +430,7 @@ impl TabletScanner {
             if cells.is_empty() {
                 continue;
             }
-            return Ok(Some((row, cells)));
+            return Ok(Some(cells));
         }
     }
 
@@ -545,7 +554,16 @@ fn newest_source_first(
             continue;
         };
         iter.seek(target)?;
-        let cells = read_row(iter.as_mut(), row, row_key, plan, snapshot, None, scratch)?.cells;
+        let cells = read_row(
+            iter.as_mut(),
+            row.clone(),
+            row_key,
+            plan,
+            snapshot,
+            None,
+            scratch,
+        )?
+        .cells;
         let Some(ts) = cells.first().map(|c| c.timestamp) else {
             continue;
         };
