@@ -493,66 +493,49 @@ fn read_family_at(
         }
         iter.next()?;
     }
-    let mut col = std::mem::take(&mut ctx.scratch.column);
-    let result = match &fam.qualifiers {
-        Some(quals) => read_named_columns(
-            iter,
-            fam,
-            quals,
-            NamedColumns {
-                family_prefix,
-                column_suffixes: &fam.column_suffixes,
-            },
-            &mut col,
-            &markers,
-            ctx,
-        ),
+    match &fam.qualifiers {
+        Some(quals) => read_named_columns(iter, fam, quals, family_prefix, &markers, ctx),
         None => {
-            // Every column: prefix + scope byte 0x01.
+            // Every column: prefix + scope byte 0x01. The column at hand is copied
+            // into the scratch buffer, lent out for the call.
             family_prefix.push(key::SCOPE_COLUMN);
-            read_all_columns(iter, fam, family_prefix, &mut col, &markers, ctx)
+            let mut col = std::mem::take(&mut ctx.scratch.column);
+            let result = read_all_columns(iter, fam, family_prefix, &mut col, &markers, ctx);
+            ctx.scratch.column = col;
+            result
         }
-    };
-    ctx.scratch.column = col;
-    result
-}
-
-/// Where the keys of a family's named columns start in one row.
-struct NamedColumns<'a> {
-    /// The row's and family's escaped key prefix.
-    family_prefix: &'a [u8],
-    /// Per named column, what follows the prefix (see [`FamilyPlan::column_suffixes`]).
-    column_suffixes: &'a [Vec<u8>],
+    }
 }
 
 /// Reads the columns `quals` (sorted) of a family, each found by its own seek.
+/// Each column's key prefix is built on the end of `family_prefix` (the row's
+/// and family's escaped key prefix), which is left extended.
 fn read_named_columns(
     iter: &mut dyn KvIter,
     fam: &FamilyPlan,
     quals: &[Bytes],
-    at: NamedColumns<'_>,
-    col: &mut Vec<u8>,
+    family_prefix: &mut Vec<u8>,
     markers: &FamilyMarkers,
     ctx: &mut RowCtx<'_>,
 ) -> Result<()> {
+    let base = family_prefix.len();
     for (i, q) in quals.iter().enumerate() {
         if ctx.stop_row {
             break;
         }
-        col.clear();
-        col.extend_from_slice(at.family_prefix);
-        match at.column_suffixes.get(i) {
-            Some(suffix) => col.extend_from_slice(suffix),
+        family_prefix.truncate(base);
+        match fam.column_suffixes.get(i) {
+            Some(suffix) => family_prefix.extend_from_slice(suffix),
             None => {
-                col.push(key::SCOPE_COLUMN);
-                key::escape_into(col, q);
+                family_prefix.push(key::SCOPE_COLUMN);
+                key::escape_into(family_prefix, q);
             }
         }
+        let col = family_prefix.as_slice();
         // The prefix test alone would also accept longer qualifiers whose escaped
         // form starts with this one's: compare the column part. A cursor already
         // on the column (the usual case) needs no other comparison.
-        let on_column =
-            |iter: &dyn KvIter| iter.valid() && column_part(iter.key()) == Some(col.as_slice());
+        let on_column = |iter: &dyn KvIter| iter.valid() && column_part(iter.key()) == Some(col);
         let mut found = on_column(iter);
         if !found {
             ensure_at(iter, col)?;
