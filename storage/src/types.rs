@@ -181,6 +181,15 @@ impl TimeRange {
         TimeRange { min: 0, max: ts }
     }
 
+    /// `[0, ts]`: "as of ts" with the bound included (HBase's Get.setTimeRange to
+    /// ts + 1). `at_or_before(i64::MAX)` admits every non-negative timestamp.
+    pub fn at_or_before(ts: i64) -> Self {
+        TimeRange {
+            min: 0,
+            max: ts.saturating_add(1),
+        }
+    }
+
     /// `[ts, ts]` as a half-open range: one exact timestamp.
     pub fn exactly(ts: i64) -> Self {
         TimeRange {

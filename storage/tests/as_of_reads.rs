@@ -21,13 +21,13 @@ fn column() -> Vec<ColumnSelector> {
 
 /// The timestamp of the newest version before `t` of row `r`, as a get reads it.
 fn as_of(tablet: &Tablet, r: &Bytes, t: i64) -> Option<i64> {
+    newest_in(tablet, r, TimeRange::before(t))
+}
+
+/// The timestamp of the newest version of row `r` inside `range`.
+fn newest_in(tablet: &Tablet, r: &Bytes, range: TimeRange) -> Option<i64> {
     let cells = tablet
-        .get(
-            r,
-            ReadOptions::latest()
-                .columns(column())
-                .time_range(TimeRange::before(t)),
-        )
+        .get(r, ReadOptions::latest().columns(column()).time_range(range))
         .expect("get");
     assert!(cells.len() <= 1, "one version asked for: {cells:?}");
     cells.first().map(|c| {
@@ -52,6 +52,12 @@ fn check(tablet: &Tablet, r: &Bytes, deleted: &[i64], column_deleted_to: i64, st
             as_of(tablet, r, t),
             expected(t, deleted, column_deleted_to),
             "as of {t}, {stage}"
+        );
+        // The inclusive form: the version at t itself when there is one.
+        assert_eq!(
+            newest_in(tablet, r, TimeRange::at_or_before(t)),
+            expected(t + 1, deleted, column_deleted_to),
+            "at or before {t}, {stage}"
         );
     }
     // T at or below the oldest version: nothing.
