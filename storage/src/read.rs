@@ -240,24 +240,38 @@ pub fn skip_to(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
 }
 
 /// Moves `iter`, standing at or after the first entry of a row, past the row's
-/// entries (`row_key` is the escaped row every one of them starts with): a few
-/// steps first, then a seek to the row's end, built in `target`.
+/// entries (`row_key` is the escaped row every one of them starts with), seeking
+/// to the row's end, built in `target`, when the row goes on.
 pub fn skip_past_row(iter: &mut dyn KvIter, row_key: &[u8], target: &mut Vec<u8>) -> Result<()> {
+    skip_past_prefix(iter, row_key, target, |end| {
+        // The escaped row ends with its terminator 0x00 0x01: raising the last
+        // byte passes every entry of the row (see `key::row_end`).
+        if let Some(last) = end.last_mut() {
+            *last = 0x02;
+        }
+    })
+}
+
+/// Moves `iter`, standing at or after the first key starting with `prefix`, past
+/// every such key: a few steps first, then a seek to the end of the prefix's
+/// keys, built in `end` as `prefix` changed by `to_end`.
+fn skip_past_prefix(
+    iter: &mut dyn KvIter,
+    prefix: &[u8],
+    end: &mut Vec<u8>,
+    to_end: impl FnOnce(&mut Vec<u8>),
+) -> Result<()> {
     for _ in 0..MAX_SEQUENTIAL_SKIPS {
-        if !iter.valid() || !iter.key().starts_with(row_key) {
+        if !iter.valid() || !iter.key().starts_with(prefix) {
             return Ok(());
         }
         iter.next()?;
     }
-    if iter.valid() && iter.key().starts_with(row_key) {
-        // The escaped row ends with its terminator 0x00 0x01: raising the last
-        // byte passes every entry of the row (see `key::row_end`).
-        target.clear();
-        target.extend_from_slice(row_key);
-        if let Some(last) = target.last_mut() {
-            *last = 0x02;
-        }
-        iter.seek(target)?;
+    if iter.valid() && iter.key().starts_with(prefix) {
+        end.clear();
+        end.extend_from_slice(prefix);
+        to_end(end);
+        iter.seek(end)?;
     }
     Ok(())
 }
@@ -280,22 +294,8 @@ fn skip_to_within(iter: &mut dyn KvIter, target: &[u8], steps: usize) -> Result<
 /// up to the escaped qualifier): a few steps first, a seek past the column if it
 /// goes on.
 fn skip_column(iter: &mut dyn KvIter, col: &[u8]) -> Result<()> {
-    for _ in 0..MAX_SEQUENTIAL_SKIPS {
-        // Every key of the column starts with `col`; the first one that does not
-        // (at or after the column's start) is past it.
-        if !iter.valid() || !iter.key().starts_with(col) {
-            return Ok(());
-        }
-        iter.next()?;
-    }
-    if iter.valid() && iter.key().starts_with(col) {
-        // The class byte after the column is 0x00 or 0x01: 0x02 is past both.
-        let mut col_end = Vec::with_capacity(col.len() + 1);
-        col_end.extend_from_slice(col);
-        col_end.push(0x02);
-        iter.seek(&col_end)?;
-    }
-    Ok(())
+    // The class byte after the column is 0x00 or 0x01: 0x02 is past both.
+    skip_past_prefix(iter, col, &mut Vec::new(), |end| end.push(0x02))
 }
 
 /// Positions `iter` at `target` unless it already stands in `[target, limit)`.
@@ -578,9 +578,10 @@ fn column_part(k: &[u8]) -> Option<&[u8]> {
 }
 
 /// Reads one column; `iter` must stand on one of its entries (`col` is the
-/// column's key prefix, see [`column_part`]). With `leave_past`, `iter` stands after the column's entries
-/// on return (or anywhere in the row, when the filter ended the row); without it,
-/// anywhere at or after the column's start (the caller seeks onwards itself).
+/// column's key prefix, see [`column_part`]). With `leave_past`, `iter` stands
+/// after the column's entries on return (or anywhere in the row, when the filter
+/// ended the row); without it, anywhere at or after the column's start (the
+/// caller seeks onwards itself).
 fn read_column(
     iter: &mut dyn KvIter,
     fam: &FamilyPlan,
