@@ -108,7 +108,9 @@ pub struct FamilyPlan {
     pub qualifiers: Option<Vec<Bytes>>,
     /// For each of `qualifiers`, in order, the bytes that follow the family's key
     /// prefix in the keys of that column (the column scope byte and the escaped
-    /// qualifier), built once per read instead of once per row.
+    /// qualifier): built by [`ReadPlan::prepare_for_rows`] for reads of many rows
+    /// (scans), once per read instead of once per row; empty otherwise (a get
+    /// escapes its columns as it reads them).
     pub column_suffixes: Vec<Vec<u8>>,
     pub time_range: TimeRange,
     /// Versions returned per column.
@@ -173,11 +175,6 @@ impl ReadPlan {
                 q.dedup();
                 q
             });
-            let column_suffixes = qualifiers
-                .iter()
-                .flatten()
-                .map(|q| key::column_suffix(q))
-                .collect();
             let time_range = opts
                 .family_time_ranges
                 .iter()
@@ -191,11 +188,24 @@ impl ReadPlan {
                 escaped_family: key::row_start(&family),
                 family,
                 qualifiers,
-                column_suffixes,
+                column_suffixes: Vec::new(),
                 time_range,
             });
         }
         Ok(ReadPlan { families })
+    }
+
+    /// Builds what a read of many rows reuses from row to row (see
+    /// [`FamilyPlan::column_suffixes`]).
+    pub fn prepare_for_rows(&mut self) {
+        for f in &mut self.families {
+            f.column_suffixes = f
+                .qualifiers
+                .iter()
+                .flatten()
+                .map(|q| key::column_suffix(q))
+                .collect();
+        }
     }
 
     /// The family names the plan reads.

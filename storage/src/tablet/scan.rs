@@ -218,7 +218,8 @@ impl Tablet {
     /// the tablet's range. The scanner sees the data as of its creation.
     pub fn scan(&self, mut req: ScanRequest) -> Result<TabletScanner> {
         self.check_open()?;
-        let plan = ReadPlan::compile(&self.schema(), &req.read, self.shared.now_ms())?;
+        let mut plan = ReadPlan::compile(&self.schema(), &req.read, self.shared.now_ms())?;
+        plan.prepare_for_rows();
         // The snapshot is taken before the sources are chosen: every write it
         // covers is then in one of them.
         let snapshot = self.mvcc.read_point();
