@@ -100,9 +100,14 @@ pub fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
 /// the column scope byte and the escaped qualifier.
 pub fn column_suffix(qualifier: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(qualifier.len() + 3);
-    out.push(SCOPE_COLUMN);
-    escape_into(&mut out, qualifier);
+    column_suffix_into(&mut out, qualifier);
     out
+}
+
+/// Appends [`column_suffix`] of `qualifier` to `out`.
+pub fn column_suffix_into(out: &mut Vec<u8>, qualifier: &[u8]) {
+    out.push(SCOPE_COLUMN);
+    escape_into(out, qualifier);
 }
 
 /// Reads one escaped string from the front of `input`; returns it and the rest.
@@ -351,13 +356,18 @@ pub fn row_start(row: &[u8]) -> Vec<u8> {
 /// Seek target: the first position after every entry of `row`.
 pub fn row_end(row: &[u8]) -> Vec<u8> {
     let mut out = row_start(row);
+    escaped_row_to_end(&mut out);
+    out
+}
+
+/// Turns an escaped row (as [`row_start`] builds it) into its [`row_end`] in place.
+pub fn escaped_row_to_end(escaped_row: &mut [u8]) {
     // The terminator is 0x00 0x01; raising its last byte to 0x02 passes every entry
     // of this row and stays below every longer row (whose next byte is 0x00 0xFF or
     // a non-zero byte greater than the 0x00 here).
-    if let Some(last) = out.last_mut() {
+    if let Some(last) = escaped_row.last_mut() {
         *last = 0x02;
     }
-    out
 }
 
 /// Seek target: the first entry of `family` in `row` (its family markers, if any).

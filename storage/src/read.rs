@@ -253,13 +253,7 @@ pub fn skip_to(iter: &mut dyn KvIter, target: &[u8]) -> Result<()> {
 /// entries (`row_key` is the escaped row every one of them starts with), seeking
 /// to the row's end, built in `target`, when the row goes on.
 pub fn skip_past_row(iter: &mut dyn KvIter, row_key: &[u8], target: &mut Vec<u8>) -> Result<()> {
-    skip_past_prefix(iter, row_key, target, |end| {
-        // The escaped row ends with its terminator 0x00 0x01: raising the last
-        // byte passes every entry of the row (see `key::row_end`).
-        if let Some(last) = end.last_mut() {
-            *last = 0x02;
-        }
-    })
+    skip_past_prefix(iter, row_key, target, |end| key::escaped_row_to_end(end))
 }
 
 /// Moves `iter`, standing at or after the first key starting with `prefix`, past
@@ -536,10 +530,7 @@ fn read_named_columns(
         family_prefix.truncate(base);
         match fam.column_suffixes.get(i) {
             Some(suffix) => family_prefix.extend_from_slice(suffix),
-            None => {
-                family_prefix.push(key::SCOPE_COLUMN);
-                key::escape_into(family_prefix, q);
-            }
+            None => key::column_suffix_into(family_prefix, q),
         }
         let col = family_prefix.as_slice();
         // The prefix test alone would also accept longer qualifiers whose escaped
