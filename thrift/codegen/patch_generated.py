@@ -36,6 +36,12 @@ mismatch aborts, so a changed compiler cannot slip through silently):
    the wire remains.
 7. A union whose only field is unknown or skipped is a protocol error
    (`crate::wire::union_without_known_field`) instead of a panic.
+8. Call structs are public. Each service function's argument and result
+   structs (`<Service><Function>Args`, `<Service><Function>Result`), their
+   fields and their `read_from_in_protocol`, `write_to_out_protocol` and
+   `ok_or` methods are `pub`, so a client doing its own I/O (the load
+   generator's event-loop connections) encodes calls and decodes replies with
+   the generated code instead of a copy of it.
 
 The output depends only on the two inputs, so regeneration is byte-for-byte
 reproducible.
@@ -415,6 +421,40 @@ def check_wire_types(text, model):
     return text
 
 
+CALL_STRUCT = re.compile(r"^struct (\w+(?:Args|Result)) \{\n((?:  \w+: [^\n]+,\n)*)\}$", re.M)
+CALL_IMPL = re.compile(r"^impl (\w+(?:Args|Result)) \{\n.*?^\}$", re.M | re.S)
+CALL_METHOD = re.compile(r"^  fn (read_from_in_protocol|write_to_out_protocol|ok_or)\(", re.M)
+
+
+def publish_call_structs(text, model):
+    functions = sum(len(service["functions"]) for service in model["services"])
+    names = set()
+
+    def public_struct(match):
+        names.add(match.group(1))
+        fields = re.sub(r"^  (\w+: )", r"  pub \1", match.group(2), flags=re.M)
+        return f"pub struct {match.group(1)} {{\n{fields}}}"
+
+    text = CALL_STRUCT.sub(public_struct, text)
+    if len(names) != 2 * functions:
+        raise PatchError(f"call structs: expected {2 * functions}, found {len(names)}")
+    methods = 0
+
+    def public_methods(match):
+        nonlocal methods
+        if match.group(1) not in names:
+            return match.group(0)
+        block, found = CALL_METHOD.subn(r"  pub fn \1(", match.group(0))
+        methods += found
+        return block
+
+    text = CALL_IMPL.sub(public_methods, text)
+    # Args: read and write; Result: read, write and ok_or.
+    if methods != 5 * functions:
+        raise PatchError(f"call struct methods: expected {5 * functions}, found {methods}")
+    return text
+
+
 def patch(text, model):
     first_lines = "// DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING\n"
     text = replace_exactly(text, first_lines, first_lines + HEADER_NOTE, 1, "header")
@@ -436,6 +476,7 @@ def patch(text, model):
         raise PatchError("unknown-field skips: none found")
     text = text.replace(skip_old, "crate::wire::skip_value(i_prot, field_ident.field_type)?;")
     text = check_wire_types(text, model)
+    text = publish_call_structs(text, model)
     return text
 
 

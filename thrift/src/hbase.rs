@@ -6716,12 +6716,12 @@ impl <H: HbaseSyncHandler> TProcessor for HbaseSyncProcessor<H> {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseEnableTableArgs {
-  table_name: Bytes,
+pub struct HbaseEnableTableArgs {
+  pub table_name: Bytes,
 }
 
 impl HbaseEnableTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseEnableTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseEnableTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Bytes> = None;
     loop {
@@ -6747,7 +6747,7 @@ impl HbaseEnableTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("enableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -6763,19 +6763,19 @@ impl HbaseEnableTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseEnableTableResult {
-  io: Option<IOError>,
+pub struct HbaseEnableTableResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseEnableTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseEnableTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseEnableTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -6801,7 +6801,7 @@ impl HbaseEnableTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseEnableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -6819,12 +6819,12 @@ impl HbaseEnableTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDisableTableArgs {
-  table_name: Bytes,
+pub struct HbaseDisableTableArgs {
+  pub table_name: Bytes,
 }
 
 impl HbaseDisableTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDisableTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDisableTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Bytes> = None;
     loop {
@@ -6850,7 +6850,7 @@ impl HbaseDisableTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("disableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -6866,19 +6866,19 @@ impl HbaseDisableTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDisableTableResult {
-  io: Option<IOError>,
+pub struct HbaseDisableTableResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDisableTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDisableTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDisableTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -6904,7 +6904,7 @@ impl HbaseDisableTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDisableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -6922,12 +6922,12 @@ impl HbaseDisableTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIsTableEnabledArgs {
-  table_name: Bytes,
+pub struct HbaseIsTableEnabledArgs {
+  pub table_name: Bytes,
 }
 
 impl HbaseIsTableEnabledArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIsTableEnabledArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIsTableEnabledArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Bytes> = None;
     loop {
@@ -6953,7 +6953,7 @@ impl HbaseIsTableEnabledArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("isTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -6969,13 +6969,13 @@ impl HbaseIsTableEnabledArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIsTableEnabledResult {
-  result_value: Option<bool>,
-  io: Option<IOError>,
+pub struct HbaseIsTableEnabledResult {
+  pub result_value: Option<bool>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseIsTableEnabledResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -6991,7 +6991,7 @@ impl HbaseIsTableEnabledResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIsTableEnabledResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIsTableEnabledResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<IOError> = None;
@@ -7023,7 +7023,7 @@ impl HbaseIsTableEnabledResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -7046,12 +7046,12 @@ impl HbaseIsTableEnabledResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCompactArgs {
-  table_name_or_region_name: Bytes,
+pub struct HbaseCompactArgs {
+  pub table_name_or_region_name: Bytes,
 }
 
 impl HbaseCompactArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCompactArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCompactArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Bytes> = None;
     loop {
@@ -7077,7 +7077,7 @@ impl HbaseCompactArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("compact_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableNameOrRegionName", TType::String, 1))?;
@@ -7093,19 +7093,19 @@ impl HbaseCompactArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCompactResult {
-  io: Option<IOError>,
+pub struct HbaseCompactResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseCompactResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCompactResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCompactResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -7131,7 +7131,7 @@ impl HbaseCompactResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseCompactResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -7149,12 +7149,12 @@ impl HbaseCompactResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMajorCompactArgs {
-  table_name_or_region_name: Bytes,
+pub struct HbaseMajorCompactArgs {
+  pub table_name_or_region_name: Bytes,
 }
 
 impl HbaseMajorCompactArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMajorCompactArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMajorCompactArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Bytes> = None;
     loop {
@@ -7180,7 +7180,7 @@ impl HbaseMajorCompactArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("majorCompact_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableNameOrRegionName", TType::String, 1))?;
@@ -7196,19 +7196,19 @@ impl HbaseMajorCompactArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMajorCompactResult {
-  io: Option<IOError>,
+pub struct HbaseMajorCompactResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseMajorCompactResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMajorCompactResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMajorCompactResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -7234,7 +7234,7 @@ impl HbaseMajorCompactResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseMajorCompactResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -7252,11 +7252,11 @@ impl HbaseMajorCompactResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableNamesArgs {
+pub struct HbaseGetTableNamesArgs {
 }
 
 impl HbaseGetTableNamesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -7275,7 +7275,7 @@ impl HbaseGetTableNamesArgs {
     let ret = HbaseGetTableNamesArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableNames_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -7288,13 +7288,13 @@ impl HbaseGetTableNamesArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableNamesResult {
-  result_value: Option<Vec<Text>>,
-  io: Option<IOError>,
+pub struct HbaseGetTableNamesResult {
+  pub result_value: Option<Vec<Text>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetTableNamesResult {
-  fn ok_or(self) -> thrift::Result<Vec<Text>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<Text>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -7310,7 +7310,7 @@ impl HbaseGetTableNamesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<Text>> = None;
     let mut f_1: Option<IOError> = None;
@@ -7344,7 +7344,7 @@ impl HbaseGetTableNamesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetTableNamesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -7371,11 +7371,11 @@ impl HbaseGetTableNamesResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableNamesWithIsTableEnabledArgs {
+pub struct HbaseGetTableNamesWithIsTableEnabledArgs {
 }
 
 impl HbaseGetTableNamesWithIsTableEnabledArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesWithIsTableEnabledArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesWithIsTableEnabledArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -7394,7 +7394,7 @@ impl HbaseGetTableNamesWithIsTableEnabledArgs {
     let ret = HbaseGetTableNamesWithIsTableEnabledArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableNamesWithIsTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -7407,13 +7407,13 @@ impl HbaseGetTableNamesWithIsTableEnabledArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableNamesWithIsTableEnabledResult {
-  result_value: Option<BTreeMap<Text, bool>>,
-  io: Option<IOError>,
+pub struct HbaseGetTableNamesWithIsTableEnabledResult {
+  pub result_value: Option<BTreeMap<Text, bool>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetTableNamesWithIsTableEnabledResult {
-  fn ok_or(self) -> thrift::Result<BTreeMap<Text, bool>> {
+  pub fn ok_or(self) -> thrift::Result<BTreeMap<Text, bool>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -7429,7 +7429,7 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesWithIsTableEnabledResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableNamesWithIsTableEnabledResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Text, bool>> = None;
     let mut f_1: Option<IOError> = None;
@@ -7463,7 +7463,7 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetTableNamesWithIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -7491,12 +7491,12 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetColumnDescriptorsArgs {
-  table_name: Text,
+pub struct HbaseGetColumnDescriptorsArgs {
+  pub table_name: Text,
 }
 
 impl HbaseGetColumnDescriptorsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetColumnDescriptorsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetColumnDescriptorsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     loop {
@@ -7522,7 +7522,7 @@ impl HbaseGetColumnDescriptorsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getColumnDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -7538,13 +7538,13 @@ impl HbaseGetColumnDescriptorsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetColumnDescriptorsResult {
-  result_value: Option<BTreeMap<Text, ColumnDescriptor>>,
-  io: Option<IOError>,
+pub struct HbaseGetColumnDescriptorsResult {
+  pub result_value: Option<BTreeMap<Text, ColumnDescriptor>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetColumnDescriptorsResult {
-  fn ok_or(self) -> thrift::Result<BTreeMap<Text, ColumnDescriptor>> {
+  pub fn ok_or(self) -> thrift::Result<BTreeMap<Text, ColumnDescriptor>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -7560,7 +7560,7 @@ impl HbaseGetColumnDescriptorsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetColumnDescriptorsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetColumnDescriptorsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<BTreeMap<Text, ColumnDescriptor>> = None;
     let mut f_1: Option<IOError> = None;
@@ -7594,7 +7594,7 @@ impl HbaseGetColumnDescriptorsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetColumnDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -7622,12 +7622,12 @@ impl HbaseGetColumnDescriptorsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableRegionsArgs {
-  table_name: Text,
+pub struct HbaseGetTableRegionsArgs {
+  pub table_name: Text,
 }
 
 impl HbaseGetTableRegionsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableRegionsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableRegionsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     loop {
@@ -7653,7 +7653,7 @@ impl HbaseGetTableRegionsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableRegions_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -7669,13 +7669,13 @@ impl HbaseGetTableRegionsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetTableRegionsResult {
-  result_value: Option<Vec<TRegionInfo>>,
-  io: Option<IOError>,
+pub struct HbaseGetTableRegionsResult {
+  pub result_value: Option<Vec<TRegionInfo>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetTableRegionsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRegionInfo>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRegionInfo>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -7691,7 +7691,7 @@ impl HbaseGetTableRegionsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableRegionsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetTableRegionsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRegionInfo>> = None;
     let mut f_1: Option<IOError> = None;
@@ -7725,7 +7725,7 @@ impl HbaseGetTableRegionsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetTableRegionsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -7752,13 +7752,13 @@ impl HbaseGetTableRegionsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCreateTableArgs {
-  table_name: Text,
-  column_families: Vec<ColumnDescriptor>,
+pub struct HbaseCreateTableArgs {
+  pub table_name: Text,
+  pub column_families: Vec<ColumnDescriptor>,
 }
 
 impl HbaseCreateTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCreateTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCreateTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<ColumnDescriptor>> = None;
@@ -7792,7 +7792,7 @@ impl HbaseCreateTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("createTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -7815,14 +7815,14 @@ impl HbaseCreateTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCreateTableResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
-  exist: Option<AlreadyExists>,
+pub struct HbaseCreateTableResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
+  pub exist: Option<AlreadyExists>,
 }
 
 impl HbaseCreateTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -7833,7 +7833,7 @@ impl HbaseCreateTableResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCreateTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCreateTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -7871,7 +7871,7 @@ impl HbaseCreateTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseCreateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -7899,12 +7899,12 @@ impl HbaseCreateTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteTableArgs {
-  table_name: Text,
+pub struct HbaseDeleteTableArgs {
+  pub table_name: Text,
 }
 
 impl HbaseDeleteTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     loop {
@@ -7930,7 +7930,7 @@ impl HbaseDeleteTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -7946,19 +7946,19 @@ impl HbaseDeleteTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteTableResult {
-  io: Option<IOError>,
+pub struct HbaseDeleteTableResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDeleteTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -7984,7 +7984,7 @@ impl HbaseDeleteTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDeleteTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -8002,15 +8002,15 @@ impl HbaseDeleteTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8056,7 +8056,7 @@ impl HbaseGetArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8086,13 +8086,13 @@ impl HbaseGetArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetResult {
-  result_value: Option<Vec<TCell>>,
-  io: Option<IOError>,
+pub struct HbaseGetResult {
+  pub result_value: Option<Vec<TCell>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetResult {
-  fn ok_or(self) -> thrift::Result<Vec<TCell>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TCell>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8108,7 +8108,7 @@ impl HbaseGetResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TCell>> = None;
     let mut f_1: Option<IOError> = None;
@@ -8142,7 +8142,7 @@ impl HbaseGetResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -8169,16 +8169,16 @@ impl HbaseGetResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetVerArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  num_versions: i32,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetVerArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub num_versions: i32,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetVerArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8230,7 +8230,7 @@ impl HbaseGetVerArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getVer_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8263,13 +8263,13 @@ impl HbaseGetVerArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetVerResult {
-  result_value: Option<Vec<TCell>>,
-  io: Option<IOError>,
+pub struct HbaseGetVerResult {
+  pub result_value: Option<Vec<TCell>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetVerResult {
-  fn ok_or(self) -> thrift::Result<Vec<TCell>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TCell>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8285,7 +8285,7 @@ impl HbaseGetVerResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TCell>> = None;
     let mut f_1: Option<IOError> = None;
@@ -8319,7 +8319,7 @@ impl HbaseGetVerResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetVerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -8346,17 +8346,17 @@ impl HbaseGetVerResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetVerTsArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  timestamp: i64,
-  num_versions: i32,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetVerTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub timestamp: i64,
+  pub num_versions: i32,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetVerTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8414,7 +8414,7 @@ impl HbaseGetVerTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getVerTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8450,13 +8450,13 @@ impl HbaseGetVerTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetVerTsResult {
-  result_value: Option<Vec<TCell>>,
-  io: Option<IOError>,
+pub struct HbaseGetVerTsResult {
+  pub result_value: Option<Vec<TCell>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetVerTsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TCell>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TCell>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8472,7 +8472,7 @@ impl HbaseGetVerTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetVerTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TCell>> = None;
     let mut f_1: Option<IOError> = None;
@@ -8506,7 +8506,7 @@ impl HbaseGetVerTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetVerTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -8533,14 +8533,14 @@ impl HbaseGetVerTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowArgs {
-  table_name: Text,
-  row: Text,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8580,7 +8580,7 @@ impl HbaseGetRowArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8607,13 +8607,13 @@ impl HbaseGetRowArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8629,7 +8629,7 @@ impl HbaseGetRowResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -8663,7 +8663,7 @@ impl HbaseGetRowResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -8690,15 +8690,15 @@ impl HbaseGetRowResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowWithColumnsArgs {
-  table_name: Text,
-  row: Text,
-  columns: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowWithColumnsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub columns: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowWithColumnsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8746,7 +8746,7 @@ impl HbaseGetRowWithColumnsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowWithColumns_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8780,13 +8780,13 @@ impl HbaseGetRowWithColumnsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowWithColumnsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowWithColumnsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowWithColumnsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8802,7 +8802,7 @@ impl HbaseGetRowWithColumnsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -8836,7 +8836,7 @@ impl HbaseGetRowWithColumnsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowWithColumnsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -8863,15 +8863,15 @@ impl HbaseGetRowWithColumnsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowTsArgs {
-  table_name: Text,
-  row: Text,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -8917,7 +8917,7 @@ impl HbaseGetRowTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -8947,13 +8947,13 @@ impl HbaseGetRowTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowTsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowTsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowTsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -8969,7 +8969,7 @@ impl HbaseGetRowTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9003,7 +9003,7 @@ impl HbaseGetRowTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9030,16 +9030,16 @@ impl HbaseGetRowTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowWithColumnsTsArgs {
-  table_name: Text,
-  row: Text,
-  columns: Vec<Text>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowWithColumnsTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub columns: Vec<Text>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowWithColumnsTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -9093,7 +9093,7 @@ impl HbaseGetRowWithColumnsTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowWithColumnsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -9130,13 +9130,13 @@ impl HbaseGetRowWithColumnsTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowWithColumnsTsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowWithColumnsTsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowWithColumnsTsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9152,7 +9152,7 @@ impl HbaseGetRowWithColumnsTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowWithColumnsTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9186,7 +9186,7 @@ impl HbaseGetRowWithColumnsTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowWithColumnsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9213,14 +9213,14 @@ impl HbaseGetRowWithColumnsTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsArgs {
-  table_name: Text,
-  rows: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowsArgs {
+  pub table_name: Text,
+  pub rows: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<Text>> = None;
@@ -9262,7 +9262,7 @@ impl HbaseGetRowsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -9293,13 +9293,13 @@ impl HbaseGetRowsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9315,7 +9315,7 @@ impl HbaseGetRowsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9349,7 +9349,7 @@ impl HbaseGetRowsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9376,15 +9376,15 @@ impl HbaseGetRowsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsWithColumnsArgs {
-  table_name: Text,
-  rows: Vec<Text>,
-  columns: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowsWithColumnsArgs {
+  pub table_name: Text,
+  pub rows: Vec<Text>,
+  pub columns: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowsWithColumnsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<Text>> = None;
@@ -9434,7 +9434,7 @@ impl HbaseGetRowsWithColumnsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowsWithColumns_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -9472,13 +9472,13 @@ impl HbaseGetRowsWithColumnsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsWithColumnsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowsWithColumnsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowsWithColumnsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9494,7 +9494,7 @@ impl HbaseGetRowsWithColumnsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9528,7 +9528,7 @@ impl HbaseGetRowsWithColumnsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowsWithColumnsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9555,15 +9555,15 @@ impl HbaseGetRowsWithColumnsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsTsArgs {
-  table_name: Text,
-  rows: Vec<Text>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowsTsArgs {
+  pub table_name: Text,
+  pub rows: Vec<Text>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowsTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<Text>> = None;
@@ -9611,7 +9611,7 @@ impl HbaseGetRowsTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -9645,13 +9645,13 @@ impl HbaseGetRowsTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsTsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowsTsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowsTsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9667,7 +9667,7 @@ impl HbaseGetRowsTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9701,7 +9701,7 @@ impl HbaseGetRowsTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9728,16 +9728,16 @@ impl HbaseGetRowsTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsWithColumnsTsArgs {
-  table_name: Text,
-  rows: Vec<Text>,
-  columns: Vec<Text>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseGetRowsWithColumnsTsArgs {
+  pub table_name: Text,
+  pub rows: Vec<Text>,
+  pub columns: Vec<Text>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseGetRowsWithColumnsTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<Text>> = None;
@@ -9793,7 +9793,7 @@ impl HbaseGetRowsWithColumnsTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowsWithColumnsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -9834,13 +9834,13 @@ impl HbaseGetRowsWithColumnsTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowsWithColumnsTsResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowsWithColumnsTsResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowsWithColumnsTsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9856,7 +9856,7 @@ impl HbaseGetRowsWithColumnsTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowsWithColumnsTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -9890,7 +9890,7 @@ impl HbaseGetRowsWithColumnsTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowsWithColumnsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9917,15 +9917,15 @@ impl HbaseGetRowsWithColumnsTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowArgs {
-  table_name: Text,
-  row: Text,
-  mutations: Vec<Mutation>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseMutateRowArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub mutations: Vec<Mutation>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseMutateRowArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -9973,7 +9973,7 @@ impl HbaseMutateRowArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("mutateRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10007,13 +10007,13 @@ impl HbaseMutateRowArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseMutateRowResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseMutateRowResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -10022,7 +10022,7 @@ impl HbaseMutateRowResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -10054,7 +10054,7 @@ impl HbaseMutateRowResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseMutateRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10077,16 +10077,16 @@ impl HbaseMutateRowResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowTsArgs {
-  table_name: Text,
-  row: Text,
-  mutations: Vec<Mutation>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseMutateRowTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub mutations: Vec<Mutation>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseMutateRowTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -10140,7 +10140,7 @@ impl HbaseMutateRowTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("mutateRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10177,13 +10177,13 @@ impl HbaseMutateRowTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowTsResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseMutateRowTsResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseMutateRowTsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -10192,7 +10192,7 @@ impl HbaseMutateRowTsResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -10224,7 +10224,7 @@ impl HbaseMutateRowTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseMutateRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10247,14 +10247,14 @@ impl HbaseMutateRowTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowsArgs {
-  table_name: Text,
-  row_batches: Vec<BatchMutation>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseMutateRowsArgs {
+  pub table_name: Text,
+  pub row_batches: Vec<BatchMutation>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseMutateRowsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<BatchMutation>> = None;
@@ -10296,7 +10296,7 @@ impl HbaseMutateRowsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("mutateRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10327,13 +10327,13 @@ impl HbaseMutateRowsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowsResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseMutateRowsResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseMutateRowsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -10342,7 +10342,7 @@ impl HbaseMutateRowsResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -10374,7 +10374,7 @@ impl HbaseMutateRowsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseMutateRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10397,15 +10397,15 @@ impl HbaseMutateRowsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowsTsArgs {
-  table_name: Text,
-  row_batches: Vec<BatchMutation>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseMutateRowsTsArgs {
+  pub table_name: Text,
+  pub row_batches: Vec<BatchMutation>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseMutateRowsTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Vec<BatchMutation>> = None;
@@ -10453,7 +10453,7 @@ impl HbaseMutateRowsTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("mutateRowsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10487,13 +10487,13 @@ impl HbaseMutateRowsTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseMutateRowsTsResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseMutateRowsTsResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseMutateRowsTsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -10502,7 +10502,7 @@ impl HbaseMutateRowsTsResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseMutateRowsTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -10534,7 +10534,7 @@ impl HbaseMutateRowsTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseMutateRowsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10557,15 +10557,15 @@ impl HbaseMutateRowsTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseAtomicIncrementArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  value: i64,
+pub struct HbaseAtomicIncrementArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub value: i64,
 }
 
 impl HbaseAtomicIncrementArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAtomicIncrementArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAtomicIncrementArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -10609,7 +10609,7 @@ impl HbaseAtomicIncrementArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("atomicIncrement_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10634,14 +10634,14 @@ impl HbaseAtomicIncrementArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseAtomicIncrementResult {
-  result_value: Option<i64>,
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseAtomicIncrementResult {
+  pub result_value: Option<i64>,
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseAtomicIncrementResult {
-  fn ok_or(self) -> thrift::Result<i64> {
+  pub fn ok_or(self) -> thrift::Result<i64> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -10659,7 +10659,7 @@ impl HbaseAtomicIncrementResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAtomicIncrementResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAtomicIncrementResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<i64> = None;
     let mut f_1: Option<IOError> = None;
@@ -10697,7 +10697,7 @@ impl HbaseAtomicIncrementResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseAtomicIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -10725,15 +10725,15 @@ impl HbaseAtomicIncrementResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseDeleteAllArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseDeleteAllArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -10779,7 +10779,7 @@ impl HbaseDeleteAllArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteAll_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10809,19 +10809,19 @@ impl HbaseDeleteAllArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllResult {
-  io: Option<IOError>,
+pub struct HbaseDeleteAllResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDeleteAllResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -10847,7 +10847,7 @@ impl HbaseDeleteAllResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDeleteAllResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10865,16 +10865,16 @@ impl HbaseDeleteAllResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllTsArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseDeleteAllTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseDeleteAllTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -10926,7 +10926,7 @@ impl HbaseDeleteAllTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteAllTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -10959,19 +10959,19 @@ impl HbaseDeleteAllTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllTsResult {
-  io: Option<IOError>,
+pub struct HbaseDeleteAllTsResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDeleteAllTsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -10997,7 +10997,7 @@ impl HbaseDeleteAllTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDeleteAllTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11015,14 +11015,14 @@ impl HbaseDeleteAllTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllRowArgs {
-  table_name: Text,
-  row: Text,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseDeleteAllRowArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseDeleteAllRowArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -11062,7 +11062,7 @@ impl HbaseDeleteAllRowArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteAllRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -11089,19 +11089,19 @@ impl HbaseDeleteAllRowArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllRowResult {
-  io: Option<IOError>,
+pub struct HbaseDeleteAllRowResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDeleteAllRowResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -11127,7 +11127,7 @@ impl HbaseDeleteAllRowResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDeleteAllRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11145,12 +11145,12 @@ impl HbaseDeleteAllRowResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIncrementArgs {
-  increment: TIncrement,
+pub struct HbaseIncrementArgs {
+  pub increment: TIncrement,
 }
 
 impl HbaseIncrementArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIncrement> = None;
     loop {
@@ -11176,7 +11176,7 @@ impl HbaseIncrementArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("increment_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("increment", TType::Struct, 1))?;
@@ -11192,19 +11192,19 @@ impl HbaseIncrementArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIncrementResult {
-  io: Option<IOError>,
+pub struct HbaseIncrementResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseIncrementResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -11230,7 +11230,7 @@ impl HbaseIncrementResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11248,12 +11248,12 @@ impl HbaseIncrementResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIncrementRowsArgs {
-  increments: Vec<TIncrement>,
+pub struct HbaseIncrementRowsArgs {
+  pub increments: Vec<TIncrement>,
 }
 
 impl HbaseIncrementRowsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementRowsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementRowsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<TIncrement>> = None;
     loop {
@@ -11281,7 +11281,7 @@ impl HbaseIncrementRowsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("incrementRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("increments", TType::List, 1))?;
@@ -11301,19 +11301,19 @@ impl HbaseIncrementRowsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseIncrementRowsResult {
-  io: Option<IOError>,
+pub struct HbaseIncrementRowsResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseIncrementRowsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementRowsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseIncrementRowsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -11339,7 +11339,7 @@ impl HbaseIncrementRowsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseIncrementRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11357,15 +11357,15 @@ impl HbaseIncrementRowsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllRowTsArgs {
-  table_name: Text,
-  row: Text,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseDeleteAllRowTsArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseDeleteAllRowTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -11411,7 +11411,7 @@ impl HbaseDeleteAllRowTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteAllRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -11441,19 +11441,19 @@ impl HbaseDeleteAllRowTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseDeleteAllRowTsResult {
-  io: Option<IOError>,
+pub struct HbaseDeleteAllRowTsResult {
+  pub io: Option<IOError>,
 }
 
 impl HbaseDeleteAllRowTsResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseDeleteAllRowTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     loop {
@@ -11479,7 +11479,7 @@ impl HbaseDeleteAllRowTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseDeleteAllRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11497,14 +11497,14 @@ impl HbaseDeleteAllRowTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithScanArgs {
-  table_name: Text,
-  scan: TScan,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenWithScanArgs {
+  pub table_name: Text,
+  pub scan: TScan,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenWithScanArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithScanArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithScanArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<TScan> = None;
@@ -11544,7 +11544,7 @@ impl HbaseScannerOpenWithScanArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpenWithScan_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -11571,13 +11571,13 @@ impl HbaseScannerOpenWithScanArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithScanResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenWithScanResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenWithScanResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11593,7 +11593,7 @@ impl HbaseScannerOpenWithScanResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithScanResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithScanResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -11625,7 +11625,7 @@ impl HbaseScannerOpenWithScanResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithScanResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -11648,15 +11648,15 @@ impl HbaseScannerOpenWithScanResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenArgs {
-  table_name: Text,
-  start_row: Text,
-  columns: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenArgs {
+  pub table_name: Text,
+  pub start_row: Text,
+  pub columns: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -11704,7 +11704,7 @@ impl HbaseScannerOpenArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpen_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -11738,13 +11738,13 @@ impl HbaseScannerOpenArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11760,7 +11760,7 @@ impl HbaseScannerOpenResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -11792,7 +11792,7 @@ impl HbaseScannerOpenResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -11815,16 +11815,16 @@ impl HbaseScannerOpenResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithStopArgs {
-  table_name: Text,
-  start_row: Text,
-  stop_row: Text,
-  columns: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenWithStopArgs {
+  pub table_name: Text,
+  pub start_row: Text,
+  pub stop_row: Text,
+  pub columns: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenWithStopArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -11878,7 +11878,7 @@ impl HbaseScannerOpenWithStopArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpenWithStop_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -11915,13 +11915,13 @@ impl HbaseScannerOpenWithStopArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithStopResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenWithStopResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenWithStopResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11937,7 +11937,7 @@ impl HbaseScannerOpenWithStopResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -11969,7 +11969,7 @@ impl HbaseScannerOpenWithStopResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithStopResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -11992,15 +11992,15 @@ impl HbaseScannerOpenWithStopResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithPrefixArgs {
-  table_name: Text,
-  start_and_prefix: Text,
-  columns: Vec<Text>,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenWithPrefixArgs {
+  pub table_name: Text,
+  pub start_and_prefix: Text,
+  pub columns: Vec<Text>,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenWithPrefixArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithPrefixArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithPrefixArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -12048,7 +12048,7 @@ impl HbaseScannerOpenWithPrefixArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpenWithPrefix_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -12082,13 +12082,13 @@ impl HbaseScannerOpenWithPrefixArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithPrefixResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenWithPrefixResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenWithPrefixResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12104,7 +12104,7 @@ impl HbaseScannerOpenWithPrefixResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithPrefixResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithPrefixResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -12136,7 +12136,7 @@ impl HbaseScannerOpenWithPrefixResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithPrefixResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -12159,16 +12159,16 @@ impl HbaseScannerOpenWithPrefixResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenTsArgs {
-  table_name: Text,
-  start_row: Text,
-  columns: Vec<Text>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenTsArgs {
+  pub table_name: Text,
+  pub start_row: Text,
+  pub columns: Vec<Text>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -12222,7 +12222,7 @@ impl HbaseScannerOpenTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpenTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -12259,13 +12259,13 @@ impl HbaseScannerOpenTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenTsResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenTsResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenTsResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12281,7 +12281,7 @@ impl HbaseScannerOpenTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -12313,7 +12313,7 @@ impl HbaseScannerOpenTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -12336,17 +12336,17 @@ impl HbaseScannerOpenTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithStopTsArgs {
-  table_name: Text,
-  start_row: Text,
-  stop_row: Text,
-  columns: Vec<Text>,
-  timestamp: i64,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseScannerOpenWithStopTsArgs {
+  pub table_name: Text,
+  pub start_row: Text,
+  pub stop_row: Text,
+  pub columns: Vec<Text>,
+  pub timestamp: i64,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseScannerOpenWithStopTsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopTsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopTsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -12406,7 +12406,7 @@ impl HbaseScannerOpenWithStopTsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerOpenWithStopTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -12446,13 +12446,13 @@ impl HbaseScannerOpenWithStopTsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerOpenWithStopTsResult {
-  result_value: Option<ScannerID>,
-  io: Option<IOError>,
+pub struct HbaseScannerOpenWithStopTsResult {
+  pub result_value: Option<ScannerID>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseScannerOpenWithStopTsResult {
-  fn ok_or(self) -> thrift::Result<ScannerID> {
+  pub fn ok_or(self) -> thrift::Result<ScannerID> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12468,7 +12468,7 @@ impl HbaseScannerOpenWithStopTsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopTsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerOpenWithStopTsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<ScannerID> = None;
     let mut f_1: Option<IOError> = None;
@@ -12500,7 +12500,7 @@ impl HbaseScannerOpenWithStopTsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithStopTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -12523,12 +12523,12 @@ impl HbaseScannerOpenWithStopTsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerGetArgs {
-  id: ScannerID,
+pub struct HbaseScannerGetArgs {
+  pub id: ScannerID,
 }
 
 impl HbaseScannerGetArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ScannerID> = None;
     loop {
@@ -12554,7 +12554,7 @@ impl HbaseScannerGetArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerGet_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
@@ -12570,14 +12570,14 @@ impl HbaseScannerGetArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerGetResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseScannerGetResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseScannerGetResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -12595,7 +12595,7 @@ impl HbaseScannerGetResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -12635,7 +12635,7 @@ impl HbaseScannerGetResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12667,13 +12667,13 @@ impl HbaseScannerGetResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerGetListArgs {
-  id: ScannerID,
-  nb_rows: i32,
+pub struct HbaseScannerGetListArgs {
+  pub id: ScannerID,
+  pub nb_rows: i32,
 }
 
 impl HbaseScannerGetListArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetListArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetListArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ScannerID> = None;
     let mut f_2: Option<i32> = None;
@@ -12705,7 +12705,7 @@ impl HbaseScannerGetListArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerGetList_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
@@ -12724,14 +12724,14 @@ impl HbaseScannerGetListArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerGetListResult {
-  result_value: Option<Vec<TRowResult>>,
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseScannerGetListResult {
+  pub result_value: Option<Vec<TRowResult>>,
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseScannerGetListResult {
-  fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TRowResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -12749,7 +12749,7 @@ impl HbaseScannerGetListResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetListResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerGetListResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TRowResult>> = None;
     let mut f_1: Option<IOError> = None;
@@ -12789,7 +12789,7 @@ impl HbaseScannerGetListResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerGetListResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12821,12 +12821,12 @@ impl HbaseScannerGetListResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerCloseArgs {
-  id: ScannerID,
+pub struct HbaseScannerCloseArgs {
+  pub id: ScannerID,
 }
 
 impl HbaseScannerCloseArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerCloseArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerCloseArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<ScannerID> = None;
     loop {
@@ -12852,7 +12852,7 @@ impl HbaseScannerCloseArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("scannerClose_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
@@ -12868,13 +12868,13 @@ impl HbaseScannerCloseArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseScannerCloseResult {
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseScannerCloseResult {
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseScannerCloseResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -12883,7 +12883,7 @@ impl HbaseScannerCloseResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerCloseResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseScannerCloseResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<IOError> = None;
     let mut f_2: Option<IllegalArgument> = None;
@@ -12915,7 +12915,7 @@ impl HbaseScannerCloseResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseScannerCloseResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -12938,14 +12938,14 @@ impl HbaseScannerCloseResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowOrBeforeArgs {
-  table_name: Text,
-  row: Text,
-  family: Text,
+pub struct HbaseGetRowOrBeforeArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub family: Text,
 }
 
 impl HbaseGetRowOrBeforeArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowOrBeforeArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowOrBeforeArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -12983,7 +12983,7 @@ impl HbaseGetRowOrBeforeArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRowOrBefore_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -13005,13 +13005,13 @@ impl HbaseGetRowOrBeforeArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRowOrBeforeResult {
-  result_value: Option<Vec<TCell>>,
-  io: Option<IOError>,
+pub struct HbaseGetRowOrBeforeResult {
+  pub result_value: Option<Vec<TCell>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRowOrBeforeResult {
-  fn ok_or(self) -> thrift::Result<Vec<TCell>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TCell>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13027,7 +13027,7 @@ impl HbaseGetRowOrBeforeResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowOrBeforeResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRowOrBeforeResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TCell>> = None;
     let mut f_1: Option<IOError> = None;
@@ -13061,7 +13061,7 @@ impl HbaseGetRowOrBeforeResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRowOrBeforeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13088,12 +13088,12 @@ impl HbaseGetRowOrBeforeResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRegionInfoArgs {
-  row: Text,
+pub struct HbaseGetRegionInfoArgs {
+  pub row: Text,
 }
 
 impl HbaseGetRegionInfoArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRegionInfoArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRegionInfoArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     loop {
@@ -13119,7 +13119,7 @@ impl HbaseGetRegionInfoArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRegionInfo_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
@@ -13135,13 +13135,13 @@ impl HbaseGetRegionInfoArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetRegionInfoResult {
-  result_value: Option<TRegionInfo>,
-  io: Option<IOError>,
+pub struct HbaseGetRegionInfoResult {
+  pub result_value: Option<TRegionInfo>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGetRegionInfoResult {
-  fn ok_or(self) -> thrift::Result<TRegionInfo> {
+  pub fn ok_or(self) -> thrift::Result<TRegionInfo> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13157,7 +13157,7 @@ impl HbaseGetRegionInfoResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRegionInfoResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetRegionInfoResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TRegionInfo> = None;
     let mut f_1: Option<IOError> = None;
@@ -13189,7 +13189,7 @@ impl HbaseGetRegionInfoResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetRegionInfoResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13212,12 +13212,12 @@ impl HbaseGetRegionInfoResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseAppendArgs {
-  append: TAppend,
+pub struct HbaseAppendArgs {
+  pub append: TAppend,
 }
 
 impl HbaseAppendArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAppendArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAppendArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TAppend> = None;
     loop {
@@ -13243,7 +13243,7 @@ impl HbaseAppendArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("append_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("append", TType::Struct, 1))?;
@@ -13259,13 +13259,13 @@ impl HbaseAppendArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseAppendResult {
-  result_value: Option<Vec<TCell>>,
-  io: Option<IOError>,
+pub struct HbaseAppendResult {
+  pub result_value: Option<Vec<TCell>>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseAppendResult {
-  fn ok_or(self) -> thrift::Result<Vec<TCell>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TCell>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13281,7 +13281,7 @@ impl HbaseAppendResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAppendResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseAppendResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TCell>> = None;
     let mut f_1: Option<IOError> = None;
@@ -13315,7 +13315,7 @@ impl HbaseAppendResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseAppendResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13342,17 +13342,17 @@ impl HbaseAppendResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCheckAndPutArgs {
-  table_name: Text,
-  row: Text,
-  column: Text,
-  value: Text,
-  mput: Mutation,
-  attributes: BTreeMap<Text, Text>,
+pub struct HbaseCheckAndPutArgs {
+  pub table_name: Text,
+  pub row: Text,
+  pub column: Text,
+  pub value: Text,
+  pub mput: Mutation,
+  pub attributes: BTreeMap<Text, Text>,
 }
 
 impl HbaseCheckAndPutArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCheckAndPutArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCheckAndPutArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Text> = None;
     let mut f_2: Option<Text> = None;
@@ -13410,7 +13410,7 @@ impl HbaseCheckAndPutArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("checkAndPut_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
@@ -13446,14 +13446,14 @@ impl HbaseCheckAndPutArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseCheckAndPutResult {
-  result_value: Option<bool>,
-  io: Option<IOError>,
-  ia: Option<IllegalArgument>,
+pub struct HbaseCheckAndPutResult {
+  pub result_value: Option<bool>,
+  pub io: Option<IOError>,
+  pub ia: Option<IllegalArgument>,
 }
 
 impl HbaseCheckAndPutResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -13471,7 +13471,7 @@ impl HbaseCheckAndPutResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCheckAndPutResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseCheckAndPutResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<IOError> = None;
@@ -13509,7 +13509,7 @@ impl HbaseCheckAndPutResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseCheckAndPutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -13537,11 +13537,11 @@ impl HbaseCheckAndPutResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetThriftServerTypeArgs {
+pub struct HbaseGetThriftServerTypeArgs {
 }
 
 impl HbaseGetThriftServerTypeArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetThriftServerTypeArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetThriftServerTypeArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13560,7 +13560,7 @@ impl HbaseGetThriftServerTypeArgs {
     let ret = HbaseGetThriftServerTypeArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getThriftServerType_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13573,12 +13573,12 @@ impl HbaseGetThriftServerTypeArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetThriftServerTypeResult {
-  result_value: Option<TThriftServerType>,
+pub struct HbaseGetThriftServerTypeResult {
+  pub result_value: Option<TThriftServerType>,
 }
 
 impl HbaseGetThriftServerTypeResult {
-  fn ok_or(self) -> thrift::Result<TThriftServerType> {
+  pub fn ok_or(self) -> thrift::Result<TThriftServerType> {
     if self.result_value.is_some() {
       Ok(self.result_value.unwrap())
     } else {
@@ -13592,7 +13592,7 @@ impl HbaseGetThriftServerTypeResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetThriftServerTypeResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetThriftServerTypeResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TThriftServerType> = None;
     loop {
@@ -13618,7 +13618,7 @@ impl HbaseGetThriftServerTypeResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetThriftServerTypeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13636,11 +13636,11 @@ impl HbaseGetThriftServerTypeResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetClusterIdArgs {
+pub struct HbaseGetClusterIdArgs {
 }
 
 impl HbaseGetClusterIdArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetClusterIdArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetClusterIdArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -13659,7 +13659,7 @@ impl HbaseGetClusterIdArgs {
     let ret = HbaseGetClusterIdArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getClusterId_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -13672,12 +13672,12 @@ impl HbaseGetClusterIdArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGetClusterIdResult {
-  result_value: Option<String>,
+pub struct HbaseGetClusterIdResult {
+  pub result_value: Option<String>,
 }
 
 impl HbaseGetClusterIdResult {
-  fn ok_or(self) -> thrift::Result<String> {
+  pub fn ok_or(self) -> thrift::Result<String> {
     if self.result_value.is_some() {
       Ok(self.result_value.unwrap())
     } else {
@@ -13691,7 +13691,7 @@ impl HbaseGetClusterIdResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetClusterIdResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGetClusterIdResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -13717,7 +13717,7 @@ impl HbaseGetClusterIdResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGetClusterIdResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13735,12 +13735,12 @@ impl HbaseGetClusterIdResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGrantArgs {
-  info: TAccessControlEntity,
+pub struct HbaseGrantArgs {
+  pub info: TAccessControlEntity,
 }
 
 impl HbaseGrantArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGrantArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGrantArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TAccessControlEntity> = None;
     loop {
@@ -13767,7 +13767,7 @@ impl HbaseGrantArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("grant_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
@@ -13783,13 +13783,13 @@ impl HbaseGrantArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseGrantResult {
-  result_value: Option<bool>,
-  io: Option<IOError>,
+pub struct HbaseGrantResult {
+  pub result_value: Option<bool>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseGrantResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13805,7 +13805,7 @@ impl HbaseGrantResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGrantResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseGrantResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<IOError> = None;
@@ -13837,7 +13837,7 @@ impl HbaseGrantResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseGrantResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -13860,12 +13860,12 @@ impl HbaseGrantResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseRevokeArgs {
-  info: TAccessControlEntity,
+pub struct HbaseRevokeArgs {
+  pub info: TAccessControlEntity,
 }
 
 impl HbaseRevokeArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseRevokeArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseRevokeArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TAccessControlEntity> = None;
     loop {
@@ -13892,7 +13892,7 @@ impl HbaseRevokeArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("revoke_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
@@ -13908,13 +13908,13 @@ impl HbaseRevokeArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct HbaseRevokeResult {
-  result_value: Option<bool>,
-  io: Option<IOError>,
+pub struct HbaseRevokeResult {
+  pub result_value: Option<bool>,
+  pub io: Option<IOError>,
 }
 
 impl HbaseRevokeResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13930,7 +13930,7 @@ impl HbaseRevokeResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseRevokeResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<HbaseRevokeResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<IOError> = None;
@@ -13962,7 +13962,7 @@ impl HbaseRevokeResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("HbaseRevokeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {

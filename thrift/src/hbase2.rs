@@ -9306,13 +9306,13 @@ impl <H: THBaseServiceSyncHandler> TProcessor for THBaseServiceSyncProcessor<H> 
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceExistsArgs {
-  table: Vec<u8>,
-  tget: TGet,
+pub struct THBaseServiceExistsArgs {
+  pub table: Vec<u8>,
+  pub tget: TGet,
 }
 
 impl THBaseServiceExistsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TGet> = None;
@@ -9346,7 +9346,7 @@ impl THBaseServiceExistsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("exists_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -9365,13 +9365,13 @@ impl THBaseServiceExistsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceExistsResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceExistsResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceExistsResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9387,7 +9387,7 @@ impl THBaseServiceExistsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -9419,7 +9419,7 @@ impl THBaseServiceExistsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceExistsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -9442,13 +9442,13 @@ impl THBaseServiceExistsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceExistsAllArgs {
-  table: Vec<u8>,
-  tgets: Vec<TGet>,
+pub struct THBaseServiceExistsAllArgs {
+  pub table: Vec<u8>,
+  pub tgets: Vec<TGet>,
 }
 
 impl THBaseServiceExistsAllArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsAllArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsAllArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<TGet>> = None;
@@ -9484,7 +9484,7 @@ impl THBaseServiceExistsAllArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("existsAll_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -9507,13 +9507,13 @@ impl THBaseServiceExistsAllArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceExistsAllResult {
-  result_value: Option<Vec<bool>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceExistsAllResult {
+  pub result_value: Option<Vec<bool>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceExistsAllResult {
-  fn ok_or(self) -> thrift::Result<Vec<bool>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<bool>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9529,7 +9529,7 @@ impl THBaseServiceExistsAllResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsAllResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceExistsAllResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<bool>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -9563,7 +9563,7 @@ impl THBaseServiceExistsAllResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceExistsAllResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9590,13 +9590,13 @@ impl THBaseServiceExistsAllResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetArgs {
-  table: Vec<u8>,
-  tget: TGet,
+pub struct THBaseServiceGetArgs {
+  pub table: Vec<u8>,
+  pub tget: TGet,
 }
 
 impl THBaseServiceGetArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TGet> = None;
@@ -9630,7 +9630,7 @@ impl THBaseServiceGetArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("get_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -9649,13 +9649,13 @@ impl THBaseServiceGetArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetResult {
-  result_value: Option<TResult>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetResult {
+  pub result_value: Option<TResult>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetResult {
-  fn ok_or(self) -> thrift::Result<TResult> {
+  pub fn ok_or(self) -> thrift::Result<TResult> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9671,7 +9671,7 @@ impl THBaseServiceGetResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TResult> = None;
     let mut f_1: Option<TIOError> = None;
@@ -9703,7 +9703,7 @@ impl THBaseServiceGetResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9726,13 +9726,13 @@ impl THBaseServiceGetResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetMultipleArgs {
-  table: Vec<u8>,
-  tgets: Vec<TGet>,
+pub struct THBaseServiceGetMultipleArgs {
+  pub table: Vec<u8>,
+  pub tgets: Vec<TGet>,
 }
 
 impl THBaseServiceGetMultipleArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetMultipleArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetMultipleArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<TGet>> = None;
@@ -9768,7 +9768,7 @@ impl THBaseServiceGetMultipleArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -9791,13 +9791,13 @@ impl THBaseServiceGetMultipleArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetMultipleResult {
-  result_value: Option<Vec<TResult>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetMultipleResult {
+  pub result_value: Option<Vec<TResult>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetMultipleResult {
-  fn ok_or(self) -> thrift::Result<Vec<TResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -9813,7 +9813,7 @@ impl THBaseServiceGetMultipleResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetMultipleResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetMultipleResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TResult>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -9847,7 +9847,7 @@ impl THBaseServiceGetMultipleResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -9874,13 +9874,13 @@ impl THBaseServiceGetMultipleResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServicePutArgs {
-  table: Vec<u8>,
-  tput: TPut,
+pub struct THBaseServicePutArgs {
+  pub table: Vec<u8>,
+  pub tput: TPut,
 }
 
 impl THBaseServicePutArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TPut> = None;
@@ -9914,7 +9914,7 @@ impl THBaseServicePutArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("put_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -9933,19 +9933,19 @@ impl THBaseServicePutArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServicePutResult {
-  io: Option<TIOError>,
+pub struct THBaseServicePutResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServicePutResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -9971,7 +9971,7 @@ impl THBaseServicePutResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServicePutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -9989,17 +9989,17 @@ impl THBaseServicePutResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndPutArgs {
-  table: Vec<u8>,
-  row: Vec<u8>,
-  family: Vec<u8>,
-  qualifier: Vec<u8>,
-  value: Vec<u8>,
-  tput: TPut,
+pub struct THBaseServiceCheckAndPutArgs {
+  pub table: Vec<u8>,
+  pub row: Vec<u8>,
+  pub family: Vec<u8>,
+  pub qualifier: Vec<u8>,
+  pub value: Vec<u8>,
+  pub tput: TPut,
 }
 
 impl THBaseServiceCheckAndPutArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndPutArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndPutArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -10060,7 +10060,7 @@ impl THBaseServiceCheckAndPutArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("checkAndPut_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10091,13 +10091,13 @@ impl THBaseServiceCheckAndPutArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndPutResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceCheckAndPutResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceCheckAndPutResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -10113,7 +10113,7 @@ impl THBaseServiceCheckAndPutResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndPutResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndPutResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -10145,7 +10145,7 @@ impl THBaseServiceCheckAndPutResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndPutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -10168,13 +10168,13 @@ impl THBaseServiceCheckAndPutResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServicePutMultipleArgs {
-  table: Vec<u8>,
-  tputs: Vec<TPut>,
+pub struct THBaseServicePutMultipleArgs {
+  pub table: Vec<u8>,
+  pub tputs: Vec<TPut>,
 }
 
 impl THBaseServicePutMultipleArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutMultipleArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutMultipleArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<TPut>> = None;
@@ -10210,7 +10210,7 @@ impl THBaseServicePutMultipleArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("putMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10233,19 +10233,19 @@ impl THBaseServicePutMultipleArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServicePutMultipleResult {
-  io: Option<TIOError>,
+pub struct THBaseServicePutMultipleResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServicePutMultipleResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutMultipleResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServicePutMultipleResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -10271,7 +10271,7 @@ impl THBaseServicePutMultipleResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServicePutMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10289,13 +10289,13 @@ impl THBaseServicePutMultipleResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteSingleArgs {
-  table: Vec<u8>,
-  tdelete: TDelete,
+pub struct THBaseServiceDeleteSingleArgs {
+  pub table: Vec<u8>,
+  pub tdelete: TDelete,
 }
 
 impl THBaseServiceDeleteSingleArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteSingleArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteSingleArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TDelete> = None;
@@ -10329,7 +10329,7 @@ impl THBaseServiceDeleteSingleArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteSingle_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10348,19 +10348,19 @@ impl THBaseServiceDeleteSingleArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteSingleResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceDeleteSingleResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDeleteSingleResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteSingleResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteSingleResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -10386,7 +10386,7 @@ impl THBaseServiceDeleteSingleResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDeleteSingleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -10404,13 +10404,13 @@ impl THBaseServiceDeleteSingleResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteMultipleArgs {
-  table: Vec<u8>,
-  tdeletes: Vec<TDelete>,
+pub struct THBaseServiceDeleteMultipleArgs {
+  pub table: Vec<u8>,
+  pub tdeletes: Vec<TDelete>,
 }
 
 impl THBaseServiceDeleteMultipleArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteMultipleArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteMultipleArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<TDelete>> = None;
@@ -10446,7 +10446,7 @@ impl THBaseServiceDeleteMultipleArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10469,13 +10469,13 @@ impl THBaseServiceDeleteMultipleArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteMultipleResult {
-  result_value: Option<Vec<TDelete>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceDeleteMultipleResult {
+  pub result_value: Option<Vec<TDelete>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDeleteMultipleResult {
-  fn ok_or(self) -> thrift::Result<Vec<TDelete>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TDelete>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -10491,7 +10491,7 @@ impl THBaseServiceDeleteMultipleResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteMultipleResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteMultipleResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TDelete>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -10525,7 +10525,7 @@ impl THBaseServiceDeleteMultipleResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDeleteMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10552,17 +10552,17 @@ impl THBaseServiceDeleteMultipleResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndDeleteArgs {
-  table: Vec<u8>,
-  row: Vec<u8>,
-  family: Vec<u8>,
-  qualifier: Vec<u8>,
-  value: Vec<u8>,
-  tdelete: TDelete,
+pub struct THBaseServiceCheckAndDeleteArgs {
+  pub table: Vec<u8>,
+  pub row: Vec<u8>,
+  pub family: Vec<u8>,
+  pub qualifier: Vec<u8>,
+  pub value: Vec<u8>,
+  pub tdelete: TDelete,
 }
 
 impl THBaseServiceCheckAndDeleteArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndDeleteArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndDeleteArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -10623,7 +10623,7 @@ impl THBaseServiceCheckAndDeleteArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("checkAndDelete_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10654,13 +10654,13 @@ impl THBaseServiceCheckAndDeleteArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndDeleteResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceCheckAndDeleteResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceCheckAndDeleteResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -10676,7 +10676,7 @@ impl THBaseServiceCheckAndDeleteResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndDeleteResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndDeleteResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -10708,7 +10708,7 @@ impl THBaseServiceCheckAndDeleteResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndDeleteResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -10731,13 +10731,13 @@ impl THBaseServiceCheckAndDeleteResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIncrementArgs {
-  table: Vec<u8>,
-  tincrement: TIncrement,
+pub struct THBaseServiceIncrementArgs {
+  pub table: Vec<u8>,
+  pub tincrement: TIncrement,
 }
 
 impl THBaseServiceIncrementArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIncrementArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIncrementArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TIncrement> = None;
@@ -10771,7 +10771,7 @@ impl THBaseServiceIncrementArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("increment_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10790,13 +10790,13 @@ impl THBaseServiceIncrementArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIncrementResult {
-  result_value: Option<TResult>,
-  io: Option<TIOError>,
+pub struct THBaseServiceIncrementResult {
+  pub result_value: Option<TResult>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceIncrementResult {
-  fn ok_or(self) -> thrift::Result<TResult> {
+  pub fn ok_or(self) -> thrift::Result<TResult> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -10812,7 +10812,7 @@ impl THBaseServiceIncrementResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIncrementResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIncrementResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TResult> = None;
     let mut f_1: Option<TIOError> = None;
@@ -10844,7 +10844,7 @@ impl THBaseServiceIncrementResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -10867,13 +10867,13 @@ impl THBaseServiceIncrementResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceAppendArgs {
-  table: Vec<u8>,
-  tappend: TAppend,
+pub struct THBaseServiceAppendArgs {
+  pub table: Vec<u8>,
+  pub tappend: TAppend,
 }
 
 impl THBaseServiceAppendArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAppendArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAppendArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TAppend> = None;
@@ -10907,7 +10907,7 @@ impl THBaseServiceAppendArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("append_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -10926,13 +10926,13 @@ impl THBaseServiceAppendArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceAppendResult {
-  result_value: Option<TResult>,
-  io: Option<TIOError>,
+pub struct THBaseServiceAppendResult {
+  pub result_value: Option<TResult>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceAppendResult {
-  fn ok_or(self) -> thrift::Result<TResult> {
+  pub fn ok_or(self) -> thrift::Result<TResult> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -10948,7 +10948,7 @@ impl THBaseServiceAppendResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAppendResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAppendResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TResult> = None;
     let mut f_1: Option<TIOError> = None;
@@ -10980,7 +10980,7 @@ impl THBaseServiceAppendResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceAppendResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11003,13 +11003,13 @@ impl THBaseServiceAppendResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceOpenScannerArgs {
-  table: Vec<u8>,
-  tscan: TScan,
+pub struct THBaseServiceOpenScannerArgs {
+  pub table: Vec<u8>,
+  pub tscan: TScan,
 }
 
 impl THBaseServiceOpenScannerArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceOpenScannerArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceOpenScannerArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TScan> = None;
@@ -11043,7 +11043,7 @@ impl THBaseServiceOpenScannerArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("openScanner_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -11062,13 +11062,13 @@ impl THBaseServiceOpenScannerArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceOpenScannerResult {
-  result_value: Option<i32>,
-  io: Option<TIOError>,
+pub struct THBaseServiceOpenScannerResult {
+  pub result_value: Option<i32>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceOpenScannerResult {
-  fn ok_or(self) -> thrift::Result<i32> {
+  pub fn ok_or(self) -> thrift::Result<i32> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11084,7 +11084,7 @@ impl THBaseServiceOpenScannerResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceOpenScannerResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceOpenScannerResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<i32> = None;
     let mut f_1: Option<TIOError> = None;
@@ -11116,7 +11116,7 @@ impl THBaseServiceOpenScannerResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceOpenScannerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -11139,13 +11139,13 @@ impl THBaseServiceOpenScannerResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetScannerRowsArgs {
-  scanner_id: i32,
-  num_rows: i32,
+pub struct THBaseServiceGetScannerRowsArgs {
+  pub scanner_id: i32,
+  pub num_rows: i32,
 }
 
 impl THBaseServiceGetScannerRowsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerRowsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerRowsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     let mut f_2: Option<i32> = None;
@@ -11178,7 +11178,7 @@ impl THBaseServiceGetScannerRowsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getScannerRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("scannerId", TType::I32, 1))?;
@@ -11197,14 +11197,14 @@ impl THBaseServiceGetScannerRowsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetScannerRowsResult {
-  result_value: Option<Vec<TResult>>,
-  io: Option<TIOError>,
-  ia: Option<TIllegalArgument>,
+pub struct THBaseServiceGetScannerRowsResult {
+  pub result_value: Option<Vec<TResult>>,
+  pub io: Option<TIOError>,
+  pub ia: Option<TIllegalArgument>,
 }
 
 impl THBaseServiceGetScannerRowsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -11222,7 +11222,7 @@ impl THBaseServiceGetScannerRowsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerRowsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerRowsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TResult>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -11262,7 +11262,7 @@ impl THBaseServiceGetScannerRowsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetScannerRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11294,12 +11294,12 @@ impl THBaseServiceGetScannerRowsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCloseScannerArgs {
-  scanner_id: i32,
+pub struct THBaseServiceCloseScannerArgs {
+  pub scanner_id: i32,
 }
 
 impl THBaseServiceCloseScannerArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCloseScannerArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCloseScannerArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<i32> = None;
     loop {
@@ -11326,7 +11326,7 @@ impl THBaseServiceCloseScannerArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("closeScanner_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("scannerId", TType::I32, 1))?;
@@ -11342,13 +11342,13 @@ impl THBaseServiceCloseScannerArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCloseScannerResult {
-  io: Option<TIOError>,
-  ia: Option<TIllegalArgument>,
+pub struct THBaseServiceCloseScannerResult {
+  pub io: Option<TIOError>,
+  pub ia: Option<TIllegalArgument>,
 }
 
 impl THBaseServiceCloseScannerResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.ia.is_some() {
@@ -11357,7 +11357,7 @@ impl THBaseServiceCloseScannerResult {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCloseScannerResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCloseScannerResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     let mut f_2: Option<TIllegalArgument> = None;
@@ -11389,7 +11389,7 @@ impl THBaseServiceCloseScannerResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCloseScannerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11412,13 +11412,13 @@ impl THBaseServiceCloseScannerResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceMutateRowArgs {
-  table: Vec<u8>,
-  trow_mutations: TRowMutations,
+pub struct THBaseServiceMutateRowArgs {
+  pub table: Vec<u8>,
+  pub trow_mutations: TRowMutations,
 }
 
 impl THBaseServiceMutateRowArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceMutateRowArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceMutateRowArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TRowMutations> = None;
@@ -11452,7 +11452,7 @@ impl THBaseServiceMutateRowArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("mutateRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -11471,19 +11471,19 @@ impl THBaseServiceMutateRowArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceMutateRowResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceMutateRowResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceMutateRowResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceMutateRowResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceMutateRowResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -11509,7 +11509,7 @@ impl THBaseServiceMutateRowResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceMutateRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -11527,14 +11527,14 @@ impl THBaseServiceMutateRowResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetScannerResultsArgs {
-  table: Vec<u8>,
-  tscan: TScan,
-  num_rows: i32,
+pub struct THBaseServiceGetScannerResultsArgs {
+  pub table: Vec<u8>,
+  pub tscan: TScan,
+  pub num_rows: i32,
 }
 
 impl THBaseServiceGetScannerResultsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerResultsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerResultsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<TScan> = None;
@@ -11574,7 +11574,7 @@ impl THBaseServiceGetScannerResultsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getScannerResults_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -11596,13 +11596,13 @@ impl THBaseServiceGetScannerResultsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetScannerResultsResult {
-  result_value: Option<Vec<TResult>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetScannerResultsResult {
+  pub result_value: Option<Vec<TResult>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetScannerResultsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TResult>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TResult>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11618,7 +11618,7 @@ impl THBaseServiceGetScannerResultsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerResultsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetScannerResultsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TResult>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -11652,7 +11652,7 @@ impl THBaseServiceGetScannerResultsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetScannerResultsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11679,14 +11679,14 @@ impl THBaseServiceGetScannerResultsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetRegionLocationArgs {
-  table: Vec<u8>,
-  row: Vec<u8>,
-  reload: bool,
+pub struct THBaseServiceGetRegionLocationArgs {
+  pub table: Vec<u8>,
+  pub row: Vec<u8>,
+  pub reload: bool,
 }
 
 impl THBaseServiceGetRegionLocationArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetRegionLocationArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetRegionLocationArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -11726,7 +11726,7 @@ impl THBaseServiceGetRegionLocationArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getRegionLocation_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -11748,13 +11748,13 @@ impl THBaseServiceGetRegionLocationArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetRegionLocationResult {
-  result_value: Option<THRegionLocation>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetRegionLocationResult {
+  pub result_value: Option<THRegionLocation>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetRegionLocationResult {
-  fn ok_or(self) -> thrift::Result<THRegionLocation> {
+  pub fn ok_or(self) -> thrift::Result<THRegionLocation> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11770,7 +11770,7 @@ impl THBaseServiceGetRegionLocationResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetRegionLocationResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetRegionLocationResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<THRegionLocation> = None;
     let mut f_1: Option<TIOError> = None;
@@ -11802,7 +11802,7 @@ impl THBaseServiceGetRegionLocationResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetRegionLocationResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11825,12 +11825,12 @@ impl THBaseServiceGetRegionLocationResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetAllRegionLocationsArgs {
-  table: Vec<u8>,
+pub struct THBaseServiceGetAllRegionLocationsArgs {
+  pub table: Vec<u8>,
 }
 
 impl THBaseServiceGetAllRegionLocationsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetAllRegionLocationsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetAllRegionLocationsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     loop {
@@ -11857,7 +11857,7 @@ impl THBaseServiceGetAllRegionLocationsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getAllRegionLocations_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -11873,13 +11873,13 @@ impl THBaseServiceGetAllRegionLocationsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetAllRegionLocationsResult {
-  result_value: Option<Vec<THRegionLocation>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetAllRegionLocationsResult {
+  pub result_value: Option<Vec<THRegionLocation>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetAllRegionLocationsResult {
-  fn ok_or(self) -> thrift::Result<Vec<THRegionLocation>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<THRegionLocation>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -11895,7 +11895,7 @@ impl THBaseServiceGetAllRegionLocationsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetAllRegionLocationsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetAllRegionLocationsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<THRegionLocation>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -11929,7 +11929,7 @@ impl THBaseServiceGetAllRegionLocationsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetAllRegionLocationsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -11956,18 +11956,18 @@ impl THBaseServiceGetAllRegionLocationsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndMutateArgs {
-  table: Vec<u8>,
-  row: Vec<u8>,
-  family: Vec<u8>,
-  qualifier: Vec<u8>,
-  compare_operator: TCompareOperator,
-  value: Vec<u8>,
-  row_mutations: TRowMutations,
+pub struct THBaseServiceCheckAndMutateArgs {
+  pub table: Vec<u8>,
+  pub row: Vec<u8>,
+  pub family: Vec<u8>,
+  pub qualifier: Vec<u8>,
+  pub compare_operator: TCompareOperator,
+  pub value: Vec<u8>,
+  pub row_mutations: TRowMutations,
 }
 
 impl THBaseServiceCheckAndMutateArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndMutateArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndMutateArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -12035,7 +12035,7 @@ impl THBaseServiceCheckAndMutateArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("checkAndMutate_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
@@ -12069,13 +12069,13 @@ impl THBaseServiceCheckAndMutateArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCheckAndMutateResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceCheckAndMutateResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceCheckAndMutateResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12091,7 +12091,7 @@ impl THBaseServiceCheckAndMutateResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndMutateResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCheckAndMutateResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12123,7 +12123,7 @@ impl THBaseServiceCheckAndMutateResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndMutateResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -12146,12 +12146,12 @@ impl THBaseServiceCheckAndMutateResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorArgs {
-  table: TTableName,
+pub struct THBaseServiceGetTableDescriptorArgs {
+  pub table: TTableName,
 }
 
 impl THBaseServiceGetTableDescriptorArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -12178,7 +12178,7 @@ impl THBaseServiceGetTableDescriptorArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableDescriptor_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::Struct, 1))?;
@@ -12194,13 +12194,13 @@ impl THBaseServiceGetTableDescriptorArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorResult {
-  result_value: Option<TTableDescriptor>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableDescriptorResult {
+  pub result_value: Option<TTableDescriptor>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableDescriptorResult {
-  fn ok_or(self) -> thrift::Result<TTableDescriptor> {
+  pub fn ok_or(self) -> thrift::Result<TTableDescriptor> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12216,7 +12216,7 @@ impl THBaseServiceGetTableDescriptorResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TTableDescriptor> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12248,7 +12248,7 @@ impl THBaseServiceGetTableDescriptorResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12271,12 +12271,12 @@ impl THBaseServiceGetTableDescriptorResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsArgs {
-  tables: Vec<TTableName>,
+pub struct THBaseServiceGetTableDescriptorsArgs {
+  pub tables: Vec<TTableName>,
 }
 
 impl THBaseServiceGetTableDescriptorsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<TTableName>> = None;
     loop {
@@ -12305,7 +12305,7 @@ impl THBaseServiceGetTableDescriptorsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tables", TType::List, 1))?;
@@ -12325,13 +12325,13 @@ impl THBaseServiceGetTableDescriptorsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsResult {
-  result_value: Option<Vec<TTableDescriptor>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableDescriptorsResult {
+  pub result_value: Option<Vec<TTableDescriptor>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableDescriptorsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12347,7 +12347,7 @@ impl THBaseServiceGetTableDescriptorsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TTableDescriptor>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12381,7 +12381,7 @@ impl THBaseServiceGetTableDescriptorsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12408,12 +12408,12 @@ impl THBaseServiceGetTableDescriptorsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceTableExistsArgs {
-  table_name: TTableName,
+pub struct THBaseServiceTableExistsArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceTableExistsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTableExistsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTableExistsArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -12439,7 +12439,7 @@ impl THBaseServiceTableExistsArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("tableExists_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -12455,13 +12455,13 @@ impl THBaseServiceTableExistsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceTableExistsResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceTableExistsResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceTableExistsResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12477,7 +12477,7 @@ impl THBaseServiceTableExistsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTableExistsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTableExistsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12509,7 +12509,7 @@ impl THBaseServiceTableExistsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceTableExistsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -12532,13 +12532,13 @@ impl THBaseServiceTableExistsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsByPatternArgs {
-  regex: String,
-  include_sys_tables: bool,
+pub struct THBaseServiceGetTableDescriptorsByPatternArgs {
+  pub regex: String,
+  pub include_sys_tables: bool,
 }
 
 impl THBaseServiceGetTableDescriptorsByPatternArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByPatternArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByPatternArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<bool> = None;
@@ -12571,7 +12571,7 @@ impl THBaseServiceGetTableDescriptorsByPatternArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableDescriptorsByPattern_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("regex", TType::String, 1))?;
@@ -12590,13 +12590,13 @@ impl THBaseServiceGetTableDescriptorsByPatternArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsByPatternResult {
-  result_value: Option<Vec<TTableDescriptor>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableDescriptorsByPatternResult {
+  pub result_value: Option<Vec<TTableDescriptor>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableDescriptorsByPatternResult {
-  fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12612,7 +12612,7 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByPatternResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByPatternResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TTableDescriptor>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12646,7 +12646,7 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsByPatternResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12673,12 +12673,12 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsByNamespaceArgs {
-  name: String,
+pub struct THBaseServiceGetTableDescriptorsByNamespaceArgs {
+  pub name: String,
 }
 
 impl THBaseServiceGetTableDescriptorsByNamespaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByNamespaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByNamespaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12705,7 +12705,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableDescriptorsByNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
@@ -12721,13 +12721,13 @@ impl THBaseServiceGetTableDescriptorsByNamespaceArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableDescriptorsByNamespaceResult {
-  result_value: Option<Vec<TTableDescriptor>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableDescriptorsByNamespaceResult {
+  pub result_value: Option<Vec<TTableDescriptor>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableDescriptorsByNamespaceResult {
-  fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TTableDescriptor>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12743,7 +12743,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByNamespaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableDescriptorsByNamespaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TTableDescriptor>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12777,7 +12777,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsByNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12804,13 +12804,13 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableNamesByPatternArgs {
-  regex: String,
-  include_sys_tables: bool,
+pub struct THBaseServiceGetTableNamesByPatternArgs {
+  pub regex: String,
+  pub include_sys_tables: bool,
 }
 
 impl THBaseServiceGetTableNamesByPatternArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByPatternArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByPatternArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     let mut f_2: Option<bool> = None;
@@ -12843,7 +12843,7 @@ impl THBaseServiceGetTableNamesByPatternArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableNamesByPattern_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("regex", TType::String, 1))?;
@@ -12862,13 +12862,13 @@ impl THBaseServiceGetTableNamesByPatternArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableNamesByPatternResult {
-  result_value: Option<Vec<TTableName>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableNamesByPatternResult {
+  pub result_value: Option<Vec<TTableName>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableNamesByPatternResult {
-  fn ok_or(self) -> thrift::Result<Vec<TTableName>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TTableName>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -12884,7 +12884,7 @@ impl THBaseServiceGetTableNamesByPatternResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByPatternResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByPatternResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TTableName>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -12918,7 +12918,7 @@ impl THBaseServiceGetTableNamesByPatternResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableNamesByPatternResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -12945,12 +12945,12 @@ impl THBaseServiceGetTableNamesByPatternResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableNamesByNamespaceArgs {
-  name: String,
+pub struct THBaseServiceGetTableNamesByNamespaceArgs {
+  pub name: String,
 }
 
 impl THBaseServiceGetTableNamesByNamespaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByNamespaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByNamespaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -12977,7 +12977,7 @@ impl THBaseServiceGetTableNamesByNamespaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getTableNamesByNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
@@ -12993,13 +12993,13 @@ impl THBaseServiceGetTableNamesByNamespaceArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetTableNamesByNamespaceResult {
-  result_value: Option<Vec<TTableName>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetTableNamesByNamespaceResult {
+  pub result_value: Option<Vec<TTableName>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetTableNamesByNamespaceResult {
-  fn ok_or(self) -> thrift::Result<Vec<TTableName>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TTableName>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13015,7 +13015,7 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByNamespaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetTableNamesByNamespaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TTableName>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -13049,7 +13049,7 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetTableNamesByNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -13076,13 +13076,13 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCreateTableArgs {
-  desc: TTableDescriptor,
-  split_keys: Vec<Vec<u8>>,
+pub struct THBaseServiceCreateTableArgs {
+  pub desc: TTableDescriptor,
+  pub split_keys: Vec<Vec<u8>>,
 }
 
 impl THBaseServiceCreateTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableDescriptor> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -13117,7 +13117,7 @@ impl THBaseServiceCreateTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("createTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("desc", TType::Struct, 1))?;
@@ -13140,19 +13140,19 @@ impl THBaseServiceCreateTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCreateTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceCreateTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceCreateTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -13178,7 +13178,7 @@ impl THBaseServiceCreateTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCreateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -13196,12 +13196,12 @@ impl THBaseServiceCreateTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteTableArgs {
-  table_name: TTableName,
+pub struct THBaseServiceDeleteTableArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceDeleteTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13228,7 +13228,7 @@ impl THBaseServiceDeleteTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13244,19 +13244,19 @@ impl THBaseServiceDeleteTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceDeleteTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDeleteTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -13282,7 +13282,7 @@ impl THBaseServiceDeleteTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDeleteTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -13300,13 +13300,13 @@ impl THBaseServiceDeleteTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceTruncateTableArgs {
-  table_name: TTableName,
-  preserve_splits: bool,
+pub struct THBaseServiceTruncateTableArgs {
+  pub table_name: TTableName,
+  pub preserve_splits: bool,
 }
 
 impl THBaseServiceTruncateTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTruncateTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTruncateTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     let mut f_2: Option<bool> = None;
@@ -13340,7 +13340,7 @@ impl THBaseServiceTruncateTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("truncateTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13359,19 +13359,19 @@ impl THBaseServiceTruncateTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceTruncateTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceTruncateTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceTruncateTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTruncateTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceTruncateTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -13397,7 +13397,7 @@ impl THBaseServiceTruncateTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceTruncateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -13415,12 +13415,12 @@ impl THBaseServiceTruncateTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceEnableTableArgs {
-  table_name: TTableName,
+pub struct THBaseServiceEnableTableArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceEnableTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceEnableTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceEnableTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13447,7 +13447,7 @@ impl THBaseServiceEnableTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("enableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13463,19 +13463,19 @@ impl THBaseServiceEnableTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceEnableTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceEnableTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceEnableTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceEnableTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceEnableTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -13501,7 +13501,7 @@ impl THBaseServiceEnableTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceEnableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -13519,12 +13519,12 @@ impl THBaseServiceEnableTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDisableTableArgs {
-  table_name: TTableName,
+pub struct THBaseServiceDisableTableArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceDisableTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDisableTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDisableTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13551,7 +13551,7 @@ impl THBaseServiceDisableTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("disableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13567,19 +13567,19 @@ impl THBaseServiceDisableTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDisableTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceDisableTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDisableTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDisableTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDisableTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -13605,7 +13605,7 @@ impl THBaseServiceDisableTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDisableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -13623,12 +13623,12 @@ impl THBaseServiceDisableTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableEnabledArgs {
-  table_name: TTableName,
+pub struct THBaseServiceIsTableEnabledArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceIsTableEnabledArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableEnabledArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableEnabledArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13655,7 +13655,7 @@ impl THBaseServiceIsTableEnabledArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("isTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13671,13 +13671,13 @@ impl THBaseServiceIsTableEnabledArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableEnabledResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceIsTableEnabledResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceIsTableEnabledResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13693,7 +13693,7 @@ impl THBaseServiceIsTableEnabledResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableEnabledResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableEnabledResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -13725,7 +13725,7 @@ impl THBaseServiceIsTableEnabledResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -13748,12 +13748,12 @@ impl THBaseServiceIsTableEnabledResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableDisabledArgs {
-  table_name: TTableName,
+pub struct THBaseServiceIsTableDisabledArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceIsTableDisabledArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableDisabledArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableDisabledArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13780,7 +13780,7 @@ impl THBaseServiceIsTableDisabledArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("isTableDisabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13796,13 +13796,13 @@ impl THBaseServiceIsTableDisabledArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableDisabledResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceIsTableDisabledResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceIsTableDisabledResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13818,7 +13818,7 @@ impl THBaseServiceIsTableDisabledResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableDisabledResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableDisabledResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -13850,7 +13850,7 @@ impl THBaseServiceIsTableDisabledResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceIsTableDisabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -13873,12 +13873,12 @@ impl THBaseServiceIsTableDisabledResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableAvailableArgs {
-  table_name: TTableName,
+pub struct THBaseServiceIsTableAvailableArgs {
+  pub table_name: TTableName,
 }
 
 impl THBaseServiceIsTableAvailableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     loop {
@@ -13905,7 +13905,7 @@ impl THBaseServiceIsTableAvailableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("isTableAvailable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -13921,13 +13921,13 @@ impl THBaseServiceIsTableAvailableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableAvailableResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceIsTableAvailableResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceIsTableAvailableResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -13943,7 +13943,7 @@ impl THBaseServiceIsTableAvailableResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -13975,7 +13975,7 @@ impl THBaseServiceIsTableAvailableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceIsTableAvailableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -13998,13 +13998,13 @@ impl THBaseServiceIsTableAvailableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableAvailableWithSplitArgs {
-  table_name: TTableName,
-  split_keys: Vec<Vec<u8>>,
+pub struct THBaseServiceIsTableAvailableWithSplitArgs {
+  pub table_name: TTableName,
+  pub split_keys: Vec<Vec<u8>>,
 }
 
 impl THBaseServiceIsTableAvailableWithSplitArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableWithSplitArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableWithSplitArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     let mut f_2: Option<Vec<Vec<u8>>> = None;
@@ -14039,7 +14039,7 @@ impl THBaseServiceIsTableAvailableWithSplitArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("isTableAvailableWithSplit_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -14062,13 +14062,13 @@ impl THBaseServiceIsTableAvailableWithSplitArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceIsTableAvailableWithSplitResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceIsTableAvailableWithSplitResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceIsTableAvailableWithSplitResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -14084,7 +14084,7 @@ impl THBaseServiceIsTableAvailableWithSplitResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableWithSplitResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceIsTableAvailableWithSplitResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -14116,7 +14116,7 @@ impl THBaseServiceIsTableAvailableWithSplitResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceIsTableAvailableWithSplitResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -14139,13 +14139,13 @@ impl THBaseServiceIsTableAvailableWithSplitResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceAddColumnFamilyArgs {
-  table_name: TTableName,
-  column: TColumnFamilyDescriptor,
+pub struct THBaseServiceAddColumnFamilyArgs {
+  pub table_name: TTableName,
+  pub column: TColumnFamilyDescriptor,
 }
 
 impl THBaseServiceAddColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAddColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAddColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     let mut f_2: Option<TColumnFamilyDescriptor> = None;
@@ -14179,7 +14179,7 @@ impl THBaseServiceAddColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("addColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -14198,19 +14198,19 @@ impl THBaseServiceAddColumnFamilyArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceAddColumnFamilyResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceAddColumnFamilyResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceAddColumnFamilyResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAddColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceAddColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14236,7 +14236,7 @@ impl THBaseServiceAddColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceAddColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14254,13 +14254,13 @@ impl THBaseServiceAddColumnFamilyResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteColumnFamilyArgs {
-  table_name: TTableName,
-  column: Vec<u8>,
+pub struct THBaseServiceDeleteColumnFamilyArgs {
+  pub table_name: TTableName,
+  pub column: Vec<u8>,
 }
 
 impl THBaseServiceDeleteColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     let mut f_2: Option<Vec<u8>> = None;
@@ -14294,7 +14294,7 @@ impl THBaseServiceDeleteColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -14313,19 +14313,19 @@ impl THBaseServiceDeleteColumnFamilyArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteColumnFamilyResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceDeleteColumnFamilyResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDeleteColumnFamilyResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14351,7 +14351,7 @@ impl THBaseServiceDeleteColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDeleteColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14369,13 +14369,13 @@ impl THBaseServiceDeleteColumnFamilyResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyColumnFamilyArgs {
-  table_name: TTableName,
-  column: TColumnFamilyDescriptor,
+pub struct THBaseServiceModifyColumnFamilyArgs {
+  pub table_name: TTableName,
+  pub column: TColumnFamilyDescriptor,
 }
 
 impl THBaseServiceModifyColumnFamilyArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyColumnFamilyArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyColumnFamilyArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableName> = None;
     let mut f_2: Option<TColumnFamilyDescriptor> = None;
@@ -14409,7 +14409,7 @@ impl THBaseServiceModifyColumnFamilyArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("modifyColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
@@ -14428,19 +14428,19 @@ impl THBaseServiceModifyColumnFamilyArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyColumnFamilyResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceModifyColumnFamilyResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceModifyColumnFamilyResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyColumnFamilyResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyColumnFamilyResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14466,7 +14466,7 @@ impl THBaseServiceModifyColumnFamilyResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceModifyColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14484,12 +14484,12 @@ impl THBaseServiceModifyColumnFamilyResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyTableArgs {
-  desc: TTableDescriptor,
+pub struct THBaseServiceModifyTableArgs {
+  pub desc: TTableDescriptor,
 }
 
 impl THBaseServiceModifyTableArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyTableArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyTableArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TTableDescriptor> = None;
     loop {
@@ -14516,7 +14516,7 @@ impl THBaseServiceModifyTableArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("modifyTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("desc", TType::Struct, 1))?;
@@ -14532,19 +14532,19 @@ impl THBaseServiceModifyTableArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyTableResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceModifyTableResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceModifyTableResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyTableResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyTableResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14570,7 +14570,7 @@ impl THBaseServiceModifyTableResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceModifyTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14588,12 +14588,12 @@ impl THBaseServiceModifyTableResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCreateNamespaceArgs {
-  namespace_desc: TNamespaceDescriptor,
+pub struct THBaseServiceCreateNamespaceArgs {
+  pub namespace_desc: TNamespaceDescriptor,
 }
 
 impl THBaseServiceCreateNamespaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateNamespaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateNamespaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TNamespaceDescriptor> = None;
     loop {
@@ -14620,7 +14620,7 @@ impl THBaseServiceCreateNamespaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("createNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("namespaceDesc", TType::Struct, 1))?;
@@ -14636,19 +14636,19 @@ impl THBaseServiceCreateNamespaceArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceCreateNamespaceResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceCreateNamespaceResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceCreateNamespaceResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateNamespaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceCreateNamespaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14674,7 +14674,7 @@ impl THBaseServiceCreateNamespaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceCreateNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14692,12 +14692,12 @@ impl THBaseServiceCreateNamespaceResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyNamespaceArgs {
-  namespace_desc: TNamespaceDescriptor,
+pub struct THBaseServiceModifyNamespaceArgs {
+  pub namespace_desc: TNamespaceDescriptor,
 }
 
 impl THBaseServiceModifyNamespaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyNamespaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyNamespaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TNamespaceDescriptor> = None;
     loop {
@@ -14724,7 +14724,7 @@ impl THBaseServiceModifyNamespaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("modifyNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("namespaceDesc", TType::Struct, 1))?;
@@ -14740,19 +14740,19 @@ impl THBaseServiceModifyNamespaceArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceModifyNamespaceResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceModifyNamespaceResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceModifyNamespaceResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyNamespaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceModifyNamespaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14778,7 +14778,7 @@ impl THBaseServiceModifyNamespaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceModifyNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14796,12 +14796,12 @@ impl THBaseServiceModifyNamespaceResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteNamespaceArgs {
-  name: String,
+pub struct THBaseServiceDeleteNamespaceArgs {
+  pub name: String,
 }
 
 impl THBaseServiceDeleteNamespaceArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteNamespaceArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteNamespaceArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14828,7 +14828,7 @@ impl THBaseServiceDeleteNamespaceArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("deleteNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
@@ -14844,19 +14844,19 @@ impl THBaseServiceDeleteNamespaceArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceDeleteNamespaceResult {
-  io: Option<TIOError>,
+pub struct THBaseServiceDeleteNamespaceResult {
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceDeleteNamespaceResult {
-  fn ok_or(self) -> thrift::Result<()> {
+  pub fn ok_or(self) -> thrift::Result<()> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else {
       Ok(())
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteNamespaceResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceDeleteNamespaceResult> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TIOError> = None;
     loop {
@@ -14882,7 +14882,7 @@ impl THBaseServiceDeleteNamespaceResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceDeleteNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
@@ -14900,12 +14900,12 @@ impl THBaseServiceDeleteNamespaceResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetNamespaceDescriptorArgs {
-  name: String,
+pub struct THBaseServiceGetNamespaceDescriptorArgs {
+  pub name: String,
 }
 
 impl THBaseServiceGetNamespaceDescriptorArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetNamespaceDescriptorArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetNamespaceDescriptorArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<String> = None;
     loop {
@@ -14932,7 +14932,7 @@ impl THBaseServiceGetNamespaceDescriptorArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getNamespaceDescriptor_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
@@ -14948,13 +14948,13 @@ impl THBaseServiceGetNamespaceDescriptorArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetNamespaceDescriptorResult {
-  result_value: Option<TNamespaceDescriptor>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetNamespaceDescriptorResult {
+  pub result_value: Option<TNamespaceDescriptor>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetNamespaceDescriptorResult {
-  fn ok_or(self) -> thrift::Result<TNamespaceDescriptor> {
+  pub fn ok_or(self) -> thrift::Result<TNamespaceDescriptor> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -14970,7 +14970,7 @@ impl THBaseServiceGetNamespaceDescriptorResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetNamespaceDescriptorResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetNamespaceDescriptorResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TNamespaceDescriptor> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15002,7 +15002,7 @@ impl THBaseServiceGetNamespaceDescriptorResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetNamespaceDescriptorResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15025,11 +15025,11 @@ impl THBaseServiceGetNamespaceDescriptorResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceListNamespaceDescriptorsArgs {
+pub struct THBaseServiceListNamespaceDescriptorsArgs {
 }
 
 impl THBaseServiceListNamespaceDescriptorsArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespaceDescriptorsArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespaceDescriptorsArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -15048,7 +15048,7 @@ impl THBaseServiceListNamespaceDescriptorsArgs {
     let ret = THBaseServiceListNamespaceDescriptorsArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("listNamespaceDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -15061,13 +15061,13 @@ impl THBaseServiceListNamespaceDescriptorsArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceListNamespaceDescriptorsResult {
-  result_value: Option<Vec<TNamespaceDescriptor>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceListNamespaceDescriptorsResult {
+  pub result_value: Option<Vec<TNamespaceDescriptor>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceListNamespaceDescriptorsResult {
-  fn ok_or(self) -> thrift::Result<Vec<TNamespaceDescriptor>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TNamespaceDescriptor>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15083,7 +15083,7 @@ impl THBaseServiceListNamespaceDescriptorsResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespaceDescriptorsResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespaceDescriptorsResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TNamespaceDescriptor>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15117,7 +15117,7 @@ impl THBaseServiceListNamespaceDescriptorsResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceListNamespaceDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15144,11 +15144,11 @@ impl THBaseServiceListNamespaceDescriptorsResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceListNamespacesArgs {
+pub struct THBaseServiceListNamespacesArgs {
 }
 
 impl THBaseServiceListNamespacesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespacesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespacesArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -15167,7 +15167,7 @@ impl THBaseServiceListNamespacesArgs {
     let ret = THBaseServiceListNamespacesArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("listNamespaces_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -15180,13 +15180,13 @@ impl THBaseServiceListNamespacesArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceListNamespacesResult {
-  result_value: Option<Vec<String>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceListNamespacesResult {
+  pub result_value: Option<Vec<String>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceListNamespacesResult {
-  fn ok_or(self) -> thrift::Result<Vec<String>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<String>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15202,7 +15202,7 @@ impl THBaseServiceListNamespacesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespacesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceListNamespacesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<String>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15236,7 +15236,7 @@ impl THBaseServiceListNamespacesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceListNamespacesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15263,11 +15263,11 @@ impl THBaseServiceListNamespacesResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetThriftServerTypeArgs {
+pub struct THBaseServiceGetThriftServerTypeArgs {
 }
 
 impl THBaseServiceGetThriftServerTypeArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetThriftServerTypeArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetThriftServerTypeArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -15286,7 +15286,7 @@ impl THBaseServiceGetThriftServerTypeArgs {
     let ret = THBaseServiceGetThriftServerTypeArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getThriftServerType_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -15299,12 +15299,12 @@ impl THBaseServiceGetThriftServerTypeArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetThriftServerTypeResult {
-  result_value: Option<TThriftServerType>,
+pub struct THBaseServiceGetThriftServerTypeResult {
+  pub result_value: Option<TThriftServerType>,
 }
 
 impl THBaseServiceGetThriftServerTypeResult {
-  fn ok_or(self) -> thrift::Result<TThriftServerType> {
+  pub fn ok_or(self) -> thrift::Result<TThriftServerType> {
     if self.result_value.is_some() {
       Ok(self.result_value.unwrap())
     } else {
@@ -15318,7 +15318,7 @@ impl THBaseServiceGetThriftServerTypeResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetThriftServerTypeResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetThriftServerTypeResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<TThriftServerType> = None;
     loop {
@@ -15344,7 +15344,7 @@ impl THBaseServiceGetThriftServerTypeResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetThriftServerTypeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15362,11 +15362,11 @@ impl THBaseServiceGetThriftServerTypeResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetClusterIdArgs {
+pub struct THBaseServiceGetClusterIdArgs {
 }
 
 impl THBaseServiceGetClusterIdArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetClusterIdArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetClusterIdArgs> {
     i_prot.read_struct_begin()?;
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -15385,7 +15385,7 @@ impl THBaseServiceGetClusterIdArgs {
     let ret = THBaseServiceGetClusterIdArgs {};
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getClusterId_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
@@ -15398,12 +15398,12 @@ impl THBaseServiceGetClusterIdArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetClusterIdResult {
-  result_value: Option<String>,
+pub struct THBaseServiceGetClusterIdResult {
+  pub result_value: Option<String>,
 }
 
 impl THBaseServiceGetClusterIdResult {
-  fn ok_or(self) -> thrift::Result<String> {
+  pub fn ok_or(self) -> thrift::Result<String> {
     if self.result_value.is_some() {
       Ok(self.result_value.unwrap())
     } else {
@@ -15417,7 +15417,7 @@ impl THBaseServiceGetClusterIdResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetClusterIdResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetClusterIdResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<String> = None;
     loop {
@@ -15443,7 +15443,7 @@ impl THBaseServiceGetClusterIdResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetClusterIdResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15461,13 +15461,13 @@ impl THBaseServiceGetClusterIdResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetSlowLogResponsesArgs {
-  server_names: BTreeSet<TServerName>,
-  log_query_filter: TLogQueryFilter,
+pub struct THBaseServiceGetSlowLogResponsesArgs {
+  pub server_names: BTreeSet<TServerName>,
+  pub log_query_filter: TLogQueryFilter,
 }
 
 impl THBaseServiceGetSlowLogResponsesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetSlowLogResponsesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetSlowLogResponsesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeSet<TServerName>> = None;
     let mut f_2: Option<TLogQueryFilter> = None;
@@ -15501,7 +15501,7 @@ impl THBaseServiceGetSlowLogResponsesArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("getSlowLogResponses_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("serverNames", TType::Set, 1))?;
@@ -15524,13 +15524,13 @@ impl THBaseServiceGetSlowLogResponsesArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGetSlowLogResponsesResult {
-  result_value: Option<Vec<TOnlineLogRecord>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGetSlowLogResponsesResult {
+  pub result_value: Option<Vec<TOnlineLogRecord>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGetSlowLogResponsesResult {
-  fn ok_or(self) -> thrift::Result<Vec<TOnlineLogRecord>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<TOnlineLogRecord>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15546,7 +15546,7 @@ impl THBaseServiceGetSlowLogResponsesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetSlowLogResponsesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGetSlowLogResponsesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<TOnlineLogRecord>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15580,7 +15580,7 @@ impl THBaseServiceGetSlowLogResponsesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGetSlowLogResponsesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15607,12 +15607,12 @@ impl THBaseServiceGetSlowLogResponsesResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceClearSlowLogResponsesArgs {
-  server_names: BTreeSet<TServerName>,
+pub struct THBaseServiceClearSlowLogResponsesArgs {
+  pub server_names: BTreeSet<TServerName>,
 }
 
 impl THBaseServiceClearSlowLogResponsesArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceClearSlowLogResponsesArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceClearSlowLogResponsesArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<BTreeSet<TServerName>> = None;
     loop {
@@ -15640,7 +15640,7 @@ impl THBaseServiceClearSlowLogResponsesArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("clearSlowLogResponses_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("serverNames", TType::Set, 1))?;
@@ -15660,13 +15660,13 @@ impl THBaseServiceClearSlowLogResponsesArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceClearSlowLogResponsesResult {
-  result_value: Option<Vec<bool>>,
-  io: Option<TIOError>,
+pub struct THBaseServiceClearSlowLogResponsesResult {
+  pub result_value: Option<Vec<bool>>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceClearSlowLogResponsesResult {
-  fn ok_or(self) -> thrift::Result<Vec<bool>> {
+  pub fn ok_or(self) -> thrift::Result<Vec<bool>> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15682,7 +15682,7 @@ impl THBaseServiceClearSlowLogResponsesResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceClearSlowLogResponsesResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceClearSlowLogResponsesResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<Vec<bool>> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15716,7 +15716,7 @@ impl THBaseServiceClearSlowLogResponsesResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceClearSlowLogResponsesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
@@ -15743,12 +15743,12 @@ impl THBaseServiceClearSlowLogResponsesResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGrantArgs {
-  info: TAccessControlEntity,
+pub struct THBaseServiceGrantArgs {
+  pub info: TAccessControlEntity,
 }
 
 impl THBaseServiceGrantArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGrantArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGrantArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TAccessControlEntity> = None;
     loop {
@@ -15775,7 +15775,7 @@ impl THBaseServiceGrantArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("grant_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
@@ -15791,13 +15791,13 @@ impl THBaseServiceGrantArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceGrantResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceGrantResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceGrantResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15813,7 +15813,7 @@ impl THBaseServiceGrantResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGrantResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceGrantResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15845,7 +15845,7 @@ impl THBaseServiceGrantResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceGrantResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
@@ -15868,12 +15868,12 @@ impl THBaseServiceGrantResult {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceRevokeArgs {
-  info: TAccessControlEntity,
+pub struct THBaseServiceRevokeArgs {
+  pub info: TAccessControlEntity,
 }
 
 impl THBaseServiceRevokeArgs {
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceRevokeArgs> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceRevokeArgs> {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<TAccessControlEntity> = None;
     loop {
@@ -15900,7 +15900,7 @@ impl THBaseServiceRevokeArgs {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("revoke_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
@@ -15916,13 +15916,13 @@ impl THBaseServiceRevokeArgs {
 //
 
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-struct THBaseServiceRevokeResult {
-  result_value: Option<bool>,
-  io: Option<TIOError>,
+pub struct THBaseServiceRevokeResult {
+  pub result_value: Option<bool>,
+  pub io: Option<TIOError>,
 }
 
 impl THBaseServiceRevokeResult {
-  fn ok_or(self) -> thrift::Result<bool> {
+  pub fn ok_or(self) -> thrift::Result<bool> {
     if self.io.is_some() {
       Err(thrift::Error::User(Box::new(self.io.unwrap())))
     } else if self.result_value.is_some() {
@@ -15938,7 +15938,7 @@ impl THBaseServiceRevokeResult {
       )
     }
   }
-  fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceRevokeResult> {
+  pub fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<THBaseServiceRevokeResult> {
     i_prot.read_struct_begin()?;
     let mut f_0: Option<bool> = None;
     let mut f_1: Option<TIOError> = None;
@@ -15970,7 +15970,7 @@ impl THBaseServiceRevokeResult {
     };
     Ok(ret)
   }
-  fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+  pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
     let struct_ident = TStructIdentifier::new("THBaseServiceRevokeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {

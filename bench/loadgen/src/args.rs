@@ -81,9 +81,12 @@ pub struct BenchArgs {
     /// Run each workload for this many seconds instead of --operations.
     #[arg(long)]
     pub duration: Option<f64>,
-    /// Client connections, each driven by its own thread.
+    /// Client connections, each with one call in flight at a time.
     #[arg(long, default_value_t = 16)]
     pub connections: usize,
+    /// Threads driving the connections (an event loop each; 0 = one per CPU core).
+    #[arg(long, default_value_t = 0)]
+    pub client_threads: usize,
     /// Bytes per value in the Bigtable workloads.
     #[arg(long, default_value_t = 1000)]
     pub value_size: usize,

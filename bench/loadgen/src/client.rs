@@ -1,28 +1,43 @@
 //! Thrift1 connections and the calls the workloads make.
 //!
-//! Owns: [`Connection`] (one TCP connection with a generated `HbaseSyncClient` over
-//! the chosen transport and protocol) and table set-up ([`ensure_table`]).
+//! Owns: [`Connection`] (one TCP connection on the async runtime, framed or
+//! unframed, binary or compact) and table set-up ([`Connection::ensure_table`]).
+//! A call is encoded with the generated argument struct into a buffer, written
+//! whole, and its reply decoded with the generated result struct once enough bytes
+//! have arrived, so one runtime thread drives many connections the way
+//! redis-benchmark does, instead of a thread per connection whose wake-ups cost as
+//! much CPU as the server's work on a machine the client shares.
 //! Must not: choose keys or time anything.
 
 use std::collections::BTreeMap;
-use std::net::TcpStream;
+use std::io::Cursor;
 
 use tabula_thrift::hbase::{
-    BatchMutation, ColumnDescriptor, HbaseSyncClient, Mutation, THbaseSyncClient, TRowResult, TScan,
+    BatchMutation, ColumnDescriptor, HbaseCreateTableArgs, HbaseCreateTableResult,
+    HbaseDeleteTableArgs, HbaseDeleteTableResult, HbaseDisableTableArgs, HbaseDisableTableResult,
+    HbaseGetArgs, HbaseGetResult, HbaseGetRowArgs, HbaseGetRowResult, HbaseGetRowsWithColumnsArgs,
+    HbaseGetRowsWithColumnsResult, HbaseGetTableNamesArgs, HbaseGetTableNamesResult,
+    HbaseGetVerTsArgs, HbaseGetVerTsResult, HbaseMajorCompactArgs, HbaseMajorCompactResult,
+    HbaseMutateRowArgs, HbaseMutateRowResult, HbaseMutateRowTsArgs, HbaseMutateRowTsResult,
+    HbaseMutateRowsArgs, HbaseMutateRowsResult, HbaseScannerCloseArgs, HbaseScannerCloseResult,
+    HbaseScannerGetListArgs, HbaseScannerGetListResult, HbaseScannerOpenWithScanArgs,
+    HbaseScannerOpenWithScanResult, Mutation, TRowResult, TScan,
 };
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
-    TInputProtocol, TOutputProtocol,
+    TInputProtocol, TMessageIdentifier, TMessageType, TOutputProtocol,
 };
-use thrift::transport::{
-    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport,
-    TIoChannel, TTcpChannel,
-};
+use thrift::{ApplicationError, ApplicationErrorKind, TransportError, TransportErrorKind};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::args::{DurabilityArg, ProtocolArg, TransportArg};
 use crate::error::BenchError;
 
-type Client = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
+/// Largest reply frame accepted; a bigger length prefix means a broken stream.
+const MAX_FRAME: usize = 256 * 1024 * 1024;
+/// Bytes asked of the socket per read.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// Where and how to connect.
 #[derive(Debug, Clone)]
@@ -35,60 +50,241 @@ pub struct Endpoint {
 
 /// One client connection.
 pub struct Connection {
-    client: Client,
+    stream: TcpStream,
+    framed: bool,
+    protocol: ProtocolArg,
     write_to_wal: bool,
+    sequence: i32,
+    /// The encoded call being sent.
+    out: Vec<u8>,
+    /// Bytes received and not yet decoded.
+    received: Vec<u8>,
 }
 
 fn no_attributes() -> BTreeMap<Vec<u8>, Vec<u8>> {
     BTreeMap::new()
 }
 
+/// Whether decoding failed only because the reply has not fully arrived.
+fn is_incomplete(e: &thrift::Error) -> bool {
+    matches!(
+        e,
+        thrift::Error::Transport(TransportError {
+            kind: TransportErrorKind::EndOfFile,
+            ..
+        })
+    )
+}
+
+fn transport_error(kind: TransportErrorKind, message: impl Into<String>) -> thrift::Error {
+    thrift::Error::Transport(TransportError::new(kind, message))
+}
+
+/// A generated call struct that can be written as a call's arguments.
+trait CallArgs {
+    fn write(&self, o: &mut dyn TOutputProtocol) -> thrift::Result<()>;
+}
+
+/// A generated result struct: decoded from a reply, then turned into the answer or
+/// the service's exception.
+trait CallResult: Sized {
+    type Answer;
+    fn read(i: &mut dyn TInputProtocol) -> thrift::Result<Self>;
+    fn answer(self) -> thrift::Result<Self::Answer>;
+}
+
+macro_rules! call_structs {
+    ($($args:ident => $result:ident : $answer:ty),* $(,)?) => {$(
+        impl CallArgs for $args {
+            fn write(&self, o: &mut dyn TOutputProtocol) -> thrift::Result<()> {
+                self.write_to_out_protocol(o)
+            }
+        }
+        impl CallResult for $result {
+            type Answer = $answer;
+            fn read(i: &mut dyn TInputProtocol) -> thrift::Result<Self> {
+                $result::read_from_in_protocol(i)
+            }
+            fn answer(self) -> thrift::Result<$answer> {
+                self.ok_or()
+            }
+        }
+    )*};
+}
+
+call_structs! {
+    HbaseMutateRowArgs => HbaseMutateRowResult: (),
+    HbaseMutateRowTsArgs => HbaseMutateRowTsResult: (),
+    HbaseMutateRowsArgs => HbaseMutateRowsResult: (),
+    HbaseGetArgs => HbaseGetResult: Vec<tabula_thrift::hbase::TCell>,
+    HbaseGetRowsWithColumnsArgs => HbaseGetRowsWithColumnsResult: Vec<TRowResult>,
+    HbaseGetVerTsArgs => HbaseGetVerTsResult: Vec<tabula_thrift::hbase::TCell>,
+    HbaseGetRowArgs => HbaseGetRowResult: Vec<TRowResult>,
+    HbaseScannerOpenWithScanArgs => HbaseScannerOpenWithScanResult: i32,
+    HbaseScannerGetListArgs => HbaseScannerGetListResult: Vec<TRowResult>,
+    HbaseScannerCloseArgs => HbaseScannerCloseResult: (),
+    HbaseMajorCompactArgs => HbaseMajorCompactResult: (),
+    HbaseGetTableNamesArgs => HbaseGetTableNamesResult: Vec<Vec<u8>>,
+    HbaseDisableTableArgs => HbaseDisableTableResult: (),
+    HbaseDeleteTableArgs => HbaseDeleteTableResult: (),
+    HbaseCreateTableArgs => HbaseCreateTableResult: (),
+}
+
+/// Writes one call message (`method`, `sequence`, `args`) with `protocol`.
+fn encode_call(
+    out: &mut Vec<u8>,
+    protocol: ProtocolArg,
+    method: &str,
+    sequence: i32,
+    args: &dyn CallArgs,
+) -> thrift::Result<()> {
+    let write = |o: &mut dyn TOutputProtocol| -> thrift::Result<()> {
+        o.write_message_begin(&TMessageIdentifier::new(
+            method,
+            TMessageType::Call,
+            sequence,
+        ))?;
+        args.write(o)?;
+        o.write_message_end()?;
+        o.flush()
+    };
+    match protocol {
+        ProtocolArg::Binary => write(&mut TBinaryOutputProtocol::new(&mut *out, true)),
+        ProtocolArg::Compact => write(&mut TCompactOutputProtocol::new(&mut *out)),
+    }
+}
+
+/// Decodes one reply message to `method`'s call `sequence` from the start of `bytes`.
+/// Returns the answer (or the call's error) and the bytes the message took.
+fn decode_reply<R: CallResult>(
+    bytes: &[u8],
+    protocol: ProtocolArg,
+    method: &str,
+    sequence: i32,
+) -> thrift::Result<(thrift::Result<R::Answer>, usize)> {
+    let mut cursor = Cursor::new(bytes);
+    let read = |i: &mut dyn TInputProtocol| -> thrift::Result<thrift::Result<R::Answer>> {
+        let header = i.read_message_begin()?;
+        let answer = match header.message_type {
+            TMessageType::Exception => {
+                let e = thrift::Error::read_application_error_from_in_protocol(i)?;
+                Err(thrift::Error::Application(e))
+            }
+            TMessageType::Reply => R::read(i)?.answer(),
+            other => {
+                return Err(thrift::Error::Application(ApplicationError::new(
+                    ApplicationErrorKind::InvalidMessageType,
+                    format!("expected a reply to {method}, got a {other:?} message"),
+                )))
+            }
+        };
+        i.read_message_end()?;
+        if header.name != method || header.sequence_number != sequence {
+            return Err(thrift::Error::Application(ApplicationError::new(
+                ApplicationErrorKind::BadSequenceId,
+                format!(
+                    "expected the reply to {method} #{sequence}, got {} #{}",
+                    header.name, header.sequence_number
+                ),
+            )));
+        }
+        Ok(answer)
+    };
+    let answer = match protocol {
+        ProtocolArg::Binary => read(&mut TBinaryInputProtocol::new(&mut cursor, true))?,
+        ProtocolArg::Compact => read(&mut TCompactInputProtocol::new(&mut cursor))?,
+    };
+    Ok((answer, cursor.position() as usize))
+}
+
 impl Connection {
     /// Connects to `endpoint`.
-    pub fn open(endpoint: &Endpoint) -> Result<Connection, BenchError> {
+    pub async fn open(endpoint: &Endpoint) -> Result<Connection, BenchError> {
         let connect_error = |e: std::io::Error| BenchError::Connect {
             addr: endpoint.addr.clone(),
             message: e.to_string(),
         };
-        let stream = TcpStream::connect(&endpoint.addr).map_err(connect_error)?;
+        let stream = TcpStream::connect(&endpoint.addr)
+            .await
+            .map_err(connect_error)?;
         stream.set_nodelay(true).map_err(connect_error)?;
-        let (read, write) =
-            TTcpChannel::with_stream(stream)
-                .split()
-                .map_err(|e| BenchError::Connect {
-                    addr: endpoint.addr.clone(),
-                    message: e.to_string(),
-                })?;
-        let (read, write): (
-            Box<dyn thrift::transport::TReadTransport + Send>,
-            Box<dyn thrift::transport::TWriteTransport + Send>,
-        ) = match endpoint.transport {
-            TransportArg::Buffered => (
-                Box::new(TBufferedReadTransport::new(read)),
-                Box::new(TBufferedWriteTransport::new(write)),
-            ),
-            TransportArg::Framed => (
-                Box::new(TFramedReadTransport::new(read)),
-                Box::new(TFramedWriteTransport::new(write)),
-            ),
-        };
-        let (input, output): (
-            Box<dyn TInputProtocol + Send>,
-            Box<dyn TOutputProtocol + Send>,
-        ) = match endpoint.protocol {
-            ProtocolArg::Binary => (
-                Box::new(TBinaryInputProtocol::new(read, true)),
-                Box::new(TBinaryOutputProtocol::new(write, true)),
-            ),
-            ProtocolArg::Compact => (
-                Box::new(TCompactInputProtocol::new(read)),
-                Box::new(TCompactOutputProtocol::new(write)),
-            ),
-        };
         Ok(Connection {
-            client: HbaseSyncClient::new(input, output),
+            stream,
+            framed: endpoint.transport == TransportArg::Framed,
+            protocol: endpoint.protocol,
             write_to_wal: endpoint.durability == DurabilityArg::Sync,
+            sequence: 0,
+            out: Vec::with_capacity(4096),
+            received: Vec::with_capacity(READ_CHUNK),
         })
+    }
+
+    /// Sends one call and waits for its reply.
+    async fn call<R: CallResult>(
+        &mut self,
+        method: &str,
+        args: &(dyn CallArgs + Sync),
+    ) -> thrift::Result<R::Answer> {
+        self.sequence = self.sequence.wrapping_add(1);
+        self.out.clear();
+        if self.framed {
+            self.out.extend_from_slice(&[0; 4]);
+        }
+        encode_call(&mut self.out, self.protocol, method, self.sequence, args)?;
+        if self.framed {
+            let length = u32::try_from(self.out.len() - 4).map_err(|_| {
+                transport_error(TransportErrorKind::SizeLimit, "call too large for a frame")
+            })?;
+            self.out[..4].copy_from_slice(&length.to_be_bytes());
+        }
+        self.stream.write_all(&self.out).await?;
+        loop {
+            if let Some(answer) = self.try_decode::<R>(method)? {
+                return answer;
+            }
+            self.received.reserve(READ_CHUNK);
+            if self.stream.read_buf(&mut self.received).await? == 0 {
+                return Err(transport_error(
+                    TransportErrorKind::EndOfFile,
+                    format!("the server closed the connection before answering {method}"),
+                ));
+            }
+        }
+    }
+
+    /// The reply to the call in flight, if all of it has arrived.
+    fn try_decode<R: CallResult>(
+        &mut self,
+        method: &str,
+    ) -> thrift::Result<Option<thrift::Result<R::Answer>>> {
+        let (start, end) = if self.framed {
+            let Some(prefix) = self.received.first_chunk::<4>() else {
+                return Ok(None);
+            };
+            let length = u32::from_be_bytes(*prefix) as usize;
+            if length > MAX_FRAME {
+                return Err(transport_error(
+                    TransportErrorKind::SizeLimit,
+                    format!("reply frame of {length} bytes"),
+                ));
+            }
+            if self.received.len() < 4 + length {
+                return Ok(None);
+            }
+            (4, 4 + length)
+        } else {
+            (0, self.received.len())
+        };
+        let bytes = self.received.get(start..end).unwrap_or_default();
+        match decode_reply::<R>(bytes, self.protocol, method, self.sequence) {
+            Ok((answer, used)) => {
+                let consumed = if self.framed { end } else { used };
+                self.received.drain(..consumed);
+                Ok(Some(answer))
+            }
+            Err(e) if !self.framed && is_incomplete(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn put_mutation(&self, column: &[u8], value: &[u8]) -> Mutation {
@@ -101,19 +297,23 @@ impl Connection {
     }
 
     /// Writes `cells` (column, value) to `row` in one mutateRow.
-    pub fn put(
+    pub async fn put(
         &mut self,
         table: &[u8],
         row: &[u8],
         cells: &[(&[u8], &[u8])],
     ) -> thrift::Result<()> {
-        let mutations = cells.iter().map(|(c, v)| self.put_mutation(c, v)).collect();
-        self.client
-            .mutate_row(table.to_vec(), row.to_vec(), mutations, no_attributes())
+        let args = HbaseMutateRowArgs {
+            table_name: table.to_vec(),
+            row: row.to_vec(),
+            mutations: cells.iter().map(|(c, v)| self.put_mutation(c, v)).collect(),
+            attributes: no_attributes(),
+        };
+        self.call::<HbaseMutateRowResult>("mutateRow", &args).await
     }
 
     /// Writes one cell at an explicit timestamp.
-    pub fn put_at(
+    pub async fn put_at(
         &mut self,
         table: &[u8],
         row: &[u8],
@@ -121,42 +321,48 @@ impl Connection {
         value: &[u8],
         timestamp: i64,
     ) -> thrift::Result<()> {
-        let mutation = self.put_mutation(column, value);
-        self.client.mutate_row_ts(
-            table.to_vec(),
-            row.to_vec(),
-            vec![mutation],
+        let args = HbaseMutateRowTsArgs {
+            table_name: table.to_vec(),
+            row: row.to_vec(),
+            mutations: vec![self.put_mutation(column, value)],
             timestamp,
-            no_attributes(),
-        )
+            attributes: no_attributes(),
+        };
+        self.call::<HbaseMutateRowTsResult>("mutateRowTs", &args)
+            .await
     }
 
     /// Writes the same `cells` to each of `rows` in one mutateRows.
-    pub fn put_rows(
+    pub async fn put_rows(
         &mut self,
         table: &[u8],
         rows: &[Vec<u8>],
         cells: &[(&[u8], &[u8])],
     ) -> thrift::Result<()> {
-        let batches = rows
-            .iter()
-            .map(|r| BatchMutation {
-                row: Some(r.clone()),
-                mutations: Some(cells.iter().map(|(c, v)| self.put_mutation(c, v)).collect()),
-            })
-            .collect();
-        self.client
-            .mutate_rows(table.to_vec(), batches, no_attributes())
+        let args = HbaseMutateRowsArgs {
+            table_name: table.to_vec(),
+            row_batches: rows
+                .iter()
+                .map(|r| BatchMutation {
+                    row: Some(r.clone()),
+                    mutations: Some(cells.iter().map(|(c, v)| self.put_mutation(c, v)).collect()),
+                })
+                .collect(),
+            attributes: no_attributes(),
+        };
+        self.call::<HbaseMutateRowsResult>("mutateRows", &args)
+            .await
     }
 
     /// The newest value of one column; returns its length (0 when absent).
-    pub fn get(&mut self, table: &[u8], row: &[u8], column: &[u8]) -> thrift::Result<usize> {
-        let cells = self.client.get(
-            table.to_vec(),
-            row.to_vec(),
-            column.to_vec(),
-            no_attributes(),
-        )?;
+    pub async fn get(&mut self, table: &[u8], row: &[u8], column: &[u8]) -> thrift::Result<usize> {
+        let args = HbaseGetArgs {
+            table_name: table.to_vec(),
+            row: row.to_vec(),
+            column: column.to_vec(),
+            attributes: no_attributes(),
+        };
+        let cells = self.call::<HbaseGetResult>("get", &args).await?;
         Ok(cells
             .first()
             .and_then(|c| c.value.as_ref())
@@ -166,18 +372,21 @@ impl Connection {
     /// The newest value of one column of each of `rows` in one getRowsWithColumns:
     /// the length of each value returned (rows without the column are left out, as
     /// HBase leaves them out).
-    pub fn get_rows(
+    pub async fn get_rows(
         &mut self,
         table: &[u8],
         rows: &[Vec<u8>],
         column: &[u8],
     ) -> thrift::Result<Vec<usize>> {
-        let results = self.client.get_rows_with_columns(
-            table.to_vec(),
-            rows.to_vec(),
-            vec![column.to_vec()],
-            no_attributes(),
-        )?;
+        let args = HbaseGetRowsWithColumnsArgs {
+            table_name: table.to_vec(),
+            rows: rows.to_vec(),
+            columns: vec![column.to_vec()],
+            attributes: no_attributes(),
+        };
+        let results = self
+            .call::<HbaseGetRowsWithColumnsResult>("getRowsWithColumns", &args)
+            .await?;
         Ok(results
             .iter()
             .map(|r| {
@@ -200,35 +409,39 @@ impl Connection {
 
     /// The newest value of one column with a timestamp below `before`: its
     /// timestamp, if any.
-    pub fn get_as_of(
+    pub async fn get_as_of(
         &mut self,
         table: &[u8],
         row: &[u8],
         column: &[u8],
         before: i64,
     ) -> thrift::Result<Option<i64>> {
-        let cells = self.client.get_ver_ts(
-            table.to_vec(),
-            row.to_vec(),
-            column.to_vec(),
-            before,
-            1,
-            no_attributes(),
-        )?;
+        let args = HbaseGetVerTsArgs {
+            table_name: table.to_vec(),
+            row: row.to_vec(),
+            column: column.to_vec(),
+            timestamp: before,
+            num_versions: 1,
+            attributes: no_attributes(),
+        };
+        let cells = self.call::<HbaseGetVerTsResult>("getVerTs", &args).await?;
         Ok(cells.first().and_then(|c| c.timestamp))
     }
 
     /// The whole row; returns the number of cells.
-    pub fn get_row(&mut self, table: &[u8], row: &[u8]) -> thrift::Result<usize> {
-        let rows = self
-            .client
-            .get_row(table.to_vec(), row.to_vec(), no_attributes())?;
+    pub async fn get_row(&mut self, table: &[u8], row: &[u8]) -> thrift::Result<usize> {
+        let args = HbaseGetRowArgs {
+            table_name: table.to_vec(),
+            row: row.to_vec(),
+            attributes: no_attributes(),
+        };
+        let rows = self.call::<HbaseGetRowResult>("getRow", &args).await?;
         Ok(rows.first().map_or(0, cell_count))
     }
 
     /// Reads up to `rows` rows from `start`, `batch` rows per call; returns how many
     /// rows came back.
-    pub fn scan(
+    pub async fn scan(
         &mut self,
         table: &[u8],
         start: &[u8],
@@ -250,52 +463,80 @@ impl Connection {
             reversed: None,
             cache_blocks: None,
         };
+        let open = HbaseScannerOpenWithScanArgs {
+            table_name: table.to_vec(),
+            scan,
+            attributes: no_attributes(),
+        };
         let id = self
-            .client
-            .scanner_open_with_scan(table.to_vec(), scan, no_attributes())?;
+            .call::<HbaseScannerOpenWithScanResult>("scannerOpenWithScan", &open)
+            .await?;
         let mut seen = 0u64;
         let result = loop {
             let want = (u64::from(rows) - seen).min(u64::from(batch));
             if want == 0 {
                 break Ok(seen);
             }
-            match self.client.scanner_get_list(id, want as i32) {
+            let next = HbaseScannerGetListArgs {
+                id,
+                nb_rows: want as i32,
+            };
+            match self
+                .call::<HbaseScannerGetListResult>("scannerGetList", &next)
+                .await
+            {
                 Ok(got) if got.is_empty() => break Ok(seen),
                 Ok(got) => seen += got.len() as u64,
                 Err(e) => break Err(e),
             }
         };
-        let closed = self.client.scanner_close(id);
+        let closed = self
+            .call::<HbaseScannerCloseResult>("scannerClose", &HbaseScannerCloseArgs { id })
+            .await;
         let seen = result?;
         closed?;
         Ok(seen)
     }
 
     /// Runs a major compaction of `table` (Tabula answers once it is done).
-    pub fn major_compact(&mut self, table: &[u8]) -> thrift::Result<()> {
-        self.client.major_compact(table.to_vec())
+    pub async fn major_compact(&mut self, table: &[u8]) -> thrift::Result<()> {
+        let args = HbaseMajorCompactArgs {
+            table_name_or_region_name: table.to_vec(),
+        };
+        self.call::<HbaseMajorCompactResult>("majorCompact", &args)
+            .await
     }
 
     /// Creates `table` with `family` keeping `max_versions` versions, unless it exists.
     /// With `fresh`, an existing table is dropped first.
-    pub fn ensure_table(
+    pub async fn ensure_table(
         &mut self,
         table: &str,
         family: &str,
         max_versions: i32,
         fresh: bool,
     ) -> Result<(), BenchError> {
-        let names = self.client.get_table_names().map_err(BenchError::setup)?;
+        let names = self
+            .call::<HbaseGetTableNamesResult>("getTableNames", &HbaseGetTableNamesArgs {})
+            .await
+            .map_err(BenchError::setup)?;
         let exists = names.iter().any(|n| n.as_slice() == table.as_bytes());
         if exists && !fresh {
             return Ok(());
         }
+        let table_name = table.as_bytes().to_vec();
         if exists {
-            self.client
-                .disable_table(table.as_bytes().to_vec())
+            let disable = HbaseDisableTableArgs {
+                table_name: table_name.clone(),
+            };
+            self.call::<HbaseDisableTableResult>("disableTable", &disable)
+                .await
                 .map_err(BenchError::setup)?;
-            self.client
-                .delete_table(table.as_bytes().to_vec())
+            let delete = HbaseDeleteTableArgs {
+                table_name: table_name.clone(),
+            };
+            self.call::<HbaseDeleteTableResult>("deleteTable", &delete)
+                .await
                 .map_err(BenchError::setup)?;
         }
         let family = ColumnDescriptor {
@@ -309,8 +550,12 @@ impl Connection {
             block_cache_enabled: Some(true),
             time_to_live: Some(i32::MAX),
         };
-        self.client
-            .create_table(table.as_bytes().to_vec(), vec![family])
+        let create = HbaseCreateTableArgs {
+            table_name,
+            column_families: vec![family],
+        };
+        self.call::<HbaseCreateTableResult>("createTable", &create)
+            .await
             .map_err(BenchError::setup)
     }
 }

@@ -1,13 +1,15 @@
-//! Running workloads: connections on threads, the operation budget, timing, the
-//! progress bar, server sampling, and handing each finished run to the reports.
+//! Running workloads: connections as tasks on a small async runtime, the operation
+//! budget, timing, the progress bar, server sampling, and handing each finished run
+//! to the reports.
 //!
-//! Owns: [`run`] (the whole `tabula bench` invocation) and the per-run driver.
+//! Owns: [`run`] (the whole `tabula bench` invocation, and the runtime it drives
+//! its connections on) and the per-run driver.
 //! Must not: know how an operation is made (see [`crate::worker`]) or how results are
 //! formatted (see [`crate::report`]).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,6 +29,8 @@ const SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(20);
 /// Most connections one run may open.
 const MAX_CONNECTIONS: usize = 4096;
+/// Most threads driving the connections.
+const MAX_CLIENT_THREADS: usize = 256;
 
 /// When a run stops.
 enum Budget {
@@ -59,6 +63,9 @@ fn validate(args: &BenchArgs) -> Result<(), BenchError> {
     let bad = |m: &str| Err(BenchError::InvalidOption(m.to_string()));
     if args.connections == 0 || args.connections > MAX_CONNECTIONS {
         return bad("--connections must be between 1 and 4096");
+    }
+    if args.client_threads > MAX_CLIENT_THREADS {
+        return bad("--client-threads must be at most 256");
     }
     if args.records == 0 || args.operations == 0 {
         return bad("--records and --operations must be positive");
@@ -104,12 +111,12 @@ fn shared_state(args: &BenchArgs) -> Shared {
 }
 
 /// Creates (or, with --fresh, recreates) the tables the workloads need.
-fn set_up_tables(
+async fn set_up_tables(
     shared: &Shared,
     workloads: &[Workload],
     args: &BenchArgs,
 ) -> Result<(), BenchError> {
-    let mut conn = Connection::open(&shared.endpoint)?;
+    let mut conn = Connection::open(&shared.endpoint).await?;
     let mut sets: Vec<DataSet> = workloads.iter().map(Workload::data_set).collect();
     sets.sort();
     sets.dedup();
@@ -122,13 +129,13 @@ fn set_up_tables(
                 args.versions as i32 + 1,
             ),
         };
-        conn.ensure_table(table, "cf", versions, args.fresh)?;
+        conn.ensure_table(table, "cf", versions, args.fresh).await?;
     }
     Ok(())
 }
 
 /// The timed runs a workload consists of, with their report names.
-fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, BenchError> {
+async fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, BenchError> {
     let named = |n: &str, t| (n.to_string(), t);
     Ok(match workload {
         Workload::SeqWrite => vec![named("seqwrite", Task::SeqWrite)],
@@ -142,10 +149,11 @@ fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, 
         Workload::Ycsb(mix) => vec![(workload.name(), Task::Ycsb(mix))],
         Workload::Versions => {
             let mut runs = Vec::new();
-            if !versions_loaded(shared)? {
-                let mut conn = Connection::open(&shared.endpoint)?;
+            if !versions_loaded(shared).await? {
+                let mut conn = Connection::open(&shared.endpoint).await?;
                 let value = vec![b'v'; shared.value_size];
                 conn.put_at(&shared.versions_table, ONE_VERSION_ROW, COLUMN, &value, 1)
+                    .await
                     .map_err(BenchError::setup)?;
                 runs.push(named("versions-load", Task::VersionsLoad));
             }
@@ -157,17 +165,20 @@ fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Task)>, 
 }
 
 /// Whether the versions table already holds both cells in full.
-fn versions_loaded(shared: &Shared) -> Result<bool, BenchError> {
-    let mut conn = Connection::open(&shared.endpoint)?;
+async fn versions_loaded(shared: &Shared) -> Result<bool, BenchError> {
+    let mut conn = Connection::open(&shared.endpoint).await?;
     let table = &shared.versions_table;
     let newest = conn
         .get_as_of(table, MANY_VERSIONS_ROW, COLUMN, i64::MAX)
+        .await
         .map_err(BenchError::setup)?;
     let oldest = conn
         .get_as_of(table, MANY_VERSIONS_ROW, COLUMN, 2)
+        .await
         .map_err(BenchError::setup)?;
     let one = conn
         .get(table, ONE_VERSION_ROW, COLUMN)
+        .await
         .map_err(BenchError::setup)?;
     Ok(newest == Some(shared.versions as i64) && oldest == Some(1) && one == shared.value_size)
 }
@@ -187,9 +198,9 @@ fn progress_bar(args: &BenchArgs, name: &str, length: u64) -> ProgressBar {
 }
 
 /// Runs one task on every connection and reports it.
-fn run_task(
+async fn run_task(
     args: &BenchArgs,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     name: &str,
     task: Task,
     seed: u64,
@@ -212,77 +223,70 @@ fn run_task(
         None if task.walks_slice() => slice_total,
         None => operations,
     };
-    let done = AtomicU64::new(0);
-    let finished = AtomicUsize::new(0);
-    let start_line = Barrier::new(workers + 1);
-    let budget: OnceLock<Budget> = OnceLock::new();
+    // Every connection is open before the clock starts.
+    let mut connecting = tokio::task::JoinSet::new();
+    for index in 0..workers {
+        let shared = Arc::clone(shared);
+        connecting.spawn(async move { Worker::connect(shared, task, index, workers, seed).await });
+    }
+    let mut ready = Vec::with_capacity(workers);
+    while let Some(joined) = connecting.join_next().await {
+        ready.push(joined.map_err(|e| BenchError::AllConnectionsFailed(e.to_string()))??);
+    }
     let probe = match args.server_pid {
         Some(pid) => Some(ServerProbe::start(pid, SAMPLE_INTERVAL)?),
         None => None,
     };
     let bar = progress_bar(args, name, bar_length);
-    let (results, elapsed) = std::thread::scope(|scope| {
-        let budget_cell = &budget;
-        let (done, finished, start_line) = (&done, &finished, &start_line);
-        let handles: Vec<_> = (0..workers)
-            .map(|index| {
-                scope.spawn(move || -> Result<(Recorder, Instant), BenchError> {
-                    let worker = Worker::new(shared, task, index, workers, seed);
-                    start_line.wait();
-                    let outcome = worker.map(|mut w| {
-                        // The budget is set by the main thread between the two waits.
-                        start_line.wait();
-                        if let Some(b) = budget_cell.get() {
-                            while b.take() && w.step(task) {
-                                done.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        (w.recorder, Instant::now())
-                    });
-                    if outcome.is_err() {
-                        start_line.wait();
-                    }
-                    finished.fetch_add(1, Ordering::AcqRel);
-                    outcome
-                })
-            })
-            .collect();
-        start_line.wait();
-        let started = Instant::now();
-        let deadline = deadline_after.map(|d| started + d);
-        let _ = budget_cell.set(if task.walks_slice() {
-            Budget::Slices { deadline }
-        } else {
-            Budget::Count {
-                left: AtomicU64::new(operations),
-                deadline,
-            }
-        });
-        start_line.wait();
-        while finished.load(Ordering::Acquire) < workers {
-            std::thread::sleep(PROGRESS_INTERVAL);
-            bar.set_position(match deadline_after {
-                Some(_) => started.elapsed().as_millis() as u64,
-                None => done.load(Ordering::Relaxed),
-            });
+    let done = Arc::new(AtomicU64::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let deadline = deadline_after.map(|d| started + d);
+    let budget = Arc::new(if task.walks_slice() {
+        Budget::Slices { deadline }
+    } else {
+        Budget::Count {
+            left: AtomicU64::new(operations),
+            deadline,
         }
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(BenchError::AllConnectionsFailed("a worker panicked".into()))
-                })
-            })
-            .collect();
-        // The run ends when its last worker does, not when the progress loop
-        // next wakes to notice (up to a progress interval later).
-        let ended = results
-            .iter()
-            .filter_map(|r| r.as_ref().ok().map(|(_, end)| *end))
-            .max()
-            .unwrap_or_else(Instant::now);
-        (results, ended.saturating_duration_since(started))
     });
+    let mut running = tokio::task::JoinSet::new();
+    for mut worker in ready {
+        let (budget, done, finished) = (
+            Arc::clone(&budget),
+            Arc::clone(&done),
+            Arc::clone(&finished),
+        );
+        running.spawn(async move {
+            while budget.take() && worker.step(task).await {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            let ended = Instant::now();
+            finished.fetch_add(1, Ordering::AcqRel);
+            (worker.recorder, ended)
+        });
+    }
+    while finished.load(Ordering::Acquire) < workers {
+        tokio::time::sleep(PROGRESS_INTERVAL).await;
+        bar.set_position(match deadline_after {
+            Some(_) => started.elapsed().as_millis() as u64,
+            None => done.load(Ordering::Relaxed),
+        });
+    }
+    let mut results = Vec::with_capacity(workers);
+    while let Some(joined) = running.join_next().await {
+        results.push(
+            joined.map_err(|e| BenchError::AllConnectionsFailed(format!("a worker failed: {e}"))),
+        );
+    }
+    // The run ends when its last worker does, not when the progress loop
+    // next wakes to notice (up to a progress interval later).
+    let ended = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(|(_, end)| *end))
+        .max()
+        .unwrap_or_else(Instant::now);
+    let elapsed = ended.saturating_duration_since(started);
     bar.finish_and_clear();
     let server = probe.map(ServerProbe::stop);
     let mut recorder = Recorder::new();
@@ -357,16 +361,34 @@ fn publish(
 pub fn run(args: &BenchArgs) -> Result<Vec<RunReport>, BenchError> {
     validate(args)?;
     let workloads = Workload::parse_list(&args.workloads)?;
-    let shared = shared_state(args);
-    set_up_tables(&shared, &workloads, args)?;
+    let threads = match args.client_threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("bench-client")
+        .enable_all()
+        .build()
+        .map_err(|e| BenchError::InvalidOption(format!("cannot start the client runtime: {e}")))?;
+    let reports = runtime.block_on(run_workloads(args, &workloads))?;
+    print_summary(&reports);
+    Ok(reports)
+}
+
+async fn run_workloads(
+    args: &BenchArgs,
+    workloads: &[Workload],
+) -> Result<Vec<RunReport>, BenchError> {
+    let shared = Arc::new(shared_state(args));
+    set_up_tables(&shared, workloads, args).await?;
     let mut reports = Vec::new();
     for (i, workload) in workloads.iter().enumerate() {
-        for (name, task) in tasks_of(*workload, &shared)? {
+        for (name, task) in tasks_of(*workload, &shared).await? {
             let seed = args.seed.wrapping_add(i as u64);
-            reports.push(run_task(args, &shared, &name, task, seed)?);
+            reports.push(run_task(args, &shared, &name, task, seed).await?);
         }
     }
-    print_summary(&reports);
     Ok(reports)
 }
 

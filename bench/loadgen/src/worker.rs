@@ -95,8 +95,8 @@ enum Checked {
 }
 
 /// One connection's worker.
-pub struct Worker<'a> {
-    shared: &'a Shared,
+pub struct Worker {
+    shared: Arc<Shared>,
     conn: Connection,
     rng: StdRng,
     pub recorder: Recorder,
@@ -115,16 +115,16 @@ pub fn slice_of(n: u64, parts: usize, index: usize) -> Range<u64> {
     (n * index / parts)..(n * (index + 1) / parts)
 }
 
-impl<'a> Worker<'a> {
+impl Worker {
     /// Connects worker `index` of `workers` for `task`, with its own seeded randomness.
-    pub fn new(
-        shared: &'a Shared,
+    pub async fn connect(
+        shared: Arc<Shared>,
         task: Task,
         index: usize,
         workers: usize,
         seed: u64,
-    ) -> Result<Worker<'a>, BenchError> {
-        let conn = Connection::open(&shared.endpoint)?;
+    ) -> Result<Worker, BenchError> {
+        let conn = Connection::open(&shared.endpoint).await?;
         let mut rng =
             StdRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut value = vec![0u8; shared.value_size];
@@ -148,6 +148,9 @@ impl<'a> Worker<'a> {
             Task::Ycsb(_) => KeyChooser::scrambled_zipfian(shared.records),
             _ => KeyChooser::uniform(shared.records),
         };
+        let ycsb_columns = (0..shared.ycsb_fields)
+            .map(|f| shared.ycsb_column(f))
+            .collect();
         Ok(Worker {
             shared,
             conn,
@@ -155,9 +158,7 @@ impl<'a> Worker<'a> {
             recorder: Recorder::new(),
             value,
             field_value,
-            ycsb_columns: (0..shared.ycsb_fields)
-                .map(|f| shared.ycsb_column(f))
-                .collect(),
+            ycsb_columns,
             cursor: slice.start,
             slice,
             chooser,
@@ -166,7 +167,7 @@ impl<'a> Worker<'a> {
 
     /// Records one call; after a connection-level failure reconnects. False when the
     /// worker cannot go on.
-    fn observe(
+    async fn observe(
         &mut self,
         op: &'static str,
         started: Instant,
@@ -196,7 +197,7 @@ impl<'a> Worker<'a> {
             Err(e) => {
                 self.recorder
                     .record_error(op, &format_args!("{e} (reconnecting)"));
-                match Connection::open(&self.shared.endpoint) {
+                match Connection::open(&self.shared.endpoint).await {
                     Ok(c) => {
                         self.conn = c;
                         true
@@ -208,35 +209,36 @@ impl<'a> Worker<'a> {
     }
 
     /// Does one step of `task`. False when this worker has nothing left to do.
-    pub fn step(&mut self, task: Task) -> bool {
+    pub async fn step(&mut self, task: Task) -> bool {
         match task {
-            Task::SeqWrite => self.seq_write(),
-            Task::RandWrite if self.shared.write_batch > 1 => self.rand_write_batch(),
+            Task::SeqWrite => self.seq_write().await,
+            Task::RandWrite if self.shared.write_batch > 1 => self.rand_write_batch().await,
             Task::RandWrite => {
                 let k = self.chooser.next(&mut self.rng);
-                self.write_row(k)
+                self.write_row(k).await
             }
             Task::SeqRead => {
                 let k = self.next_in_slice_cyclic();
-                self.read_row(k)
+                self.read_row(k).await
             }
             Task::RandRead | Task::RandReadMem if self.shared.read_batch > 1 => {
-                self.rand_read_batch()
+                self.rand_read_batch().await
             }
             Task::RandRead | Task::RandReadMem => {
                 let k = self.chooser.next(&mut self.rng);
-                self.read_row(k)
+                self.read_row(k).await
             }
-            Task::Scan => self.scan(),
-            Task::YcsbLoad => self.ycsb_load(),
-            Task::Ycsb(mix) => self.ycsb(mix),
-            Task::VersionsLoad => self.versions_load(),
-            Task::AsOf => self.as_of(),
-            Task::OneVersion => self.one_version(),
+            Task::Scan => self.scan().await,
+            Task::YcsbLoad => self.ycsb_load().await,
+            Task::Ycsb(mix) => self.ycsb(mix).await,
+            Task::VersionsLoad => self.versions_load().await,
+            Task::AsOf => self.as_of().await,
+            Task::OneVersion => self.one_version().await,
             Task::Compact => {
                 let started = Instant::now();
-                let result = self.conn.major_compact(&self.shared.bigtable_table);
+                let result = self.conn.major_compact(&self.shared.bigtable_table).await;
                 self.observe("compact", started, result.map(|()| Checked::Ok(1)))
+                    .await
             }
         }
     }
@@ -251,32 +253,35 @@ impl<'a> Worker<'a> {
         k
     }
 
-    fn write_row(&mut self, k: u64) -> bool {
+    async fn write_row(&mut self, k: u64) -> bool {
         let row = bigtable_row(k);
         let started = Instant::now();
         let table = &self.shared.bigtable_table;
         let result = self
             .conn
             .put(table, &row, &[(COLUMN, &self.value)])
+            .await
             .map(|()| Checked::Ok(1));
-        self.observe("write", started, result)
+        self.observe("write", started, result).await
     }
 
     /// One mutateRows call of `write_batch` rows at random keys (what a client's
     /// write buffer sends, as HBase's PerformanceEvaluation does by default).
-    fn rand_write_batch(&mut self) -> bool {
+    async fn rand_write_batch(&mut self) -> bool {
         let rows: Vec<Vec<u8>> = (0..self.shared.write_batch)
             .map(|_| bigtable_row(self.chooser.next(&mut self.rng)))
             .collect();
         let started = Instant::now();
-        let result =
-            self.conn
-                .put_rows(&self.shared.bigtable_table, &rows, &[(COLUMN, &self.value)]);
+        let result = self
+            .conn
+            .put_rows(&self.shared.bigtable_table, &rows, &[(COLUMN, &self.value)])
+            .await;
         let units = rows.len() as u64;
         self.observe("write", started, result.map(|()| Checked::Ok(units)))
+            .await
     }
 
-    fn seq_write(&mut self) -> bool {
+    async fn seq_write(&mut self) -> bool {
         if self.cursor >= self.slice.end {
             return false;
         }
@@ -286,21 +291,27 @@ impl<'a> Worker<'a> {
         let started = Instant::now();
         let table = &self.shared.bigtable_table;
         let result = if rows.len() == 1 {
-            self.conn.put(table, &rows[0], &[(COLUMN, &self.value)])
+            self.conn
+                .put(table, &rows[0], &[(COLUMN, &self.value)])
+                .await
         } else {
-            self.conn.put_rows(table, &rows, &[(COLUMN, &self.value)])
+            self.conn
+                .put_rows(table, &rows, &[(COLUMN, &self.value)])
+                .await
         };
         let units = rows.len() as u64;
         self.observe("write", started, result.map(|()| Checked::Ok(units)))
+            .await
     }
 
-    fn read_row(&mut self, k: u64) -> bool {
+    async fn read_row(&mut self, k: u64) -> bool {
         let row = bigtable_row(k);
         let started = Instant::now();
         let expected = self.shared.value_size;
         let result = self
             .conn
             .get(&self.shared.bigtable_table, &row, COLUMN)
+            .await
             .map(|len| {
                 if len == expected {
                     Checked::Ok(1)
@@ -308,12 +319,12 @@ impl<'a> Worker<'a> {
                     Checked::Wrong
                 }
             });
-        self.observe("read", started, result)
+        self.observe("read", started, result).await
     }
 
     /// One getRowsWithColumns call of `read_batch` rows at random keys; every row
     /// must come back with its whole value.
-    fn rand_read_batch(&mut self) -> bool {
+    async fn rand_read_batch(&mut self) -> bool {
         let rows: Vec<Vec<u8>> = (0..self.shared.read_batch)
             .map(|_| bigtable_row(self.chooser.next(&mut self.rng)))
             .collect();
@@ -322,6 +333,7 @@ impl<'a> Worker<'a> {
         let result = self
             .conn
             .get_rows(&self.shared.bigtable_table, &rows, COLUMN)
+            .await
             .map(|lens| {
                 if lens.len() == rows.len() && lens.iter().all(|&l| l == expected) {
                     Checked::Ok(rows.len() as u64)
@@ -329,34 +341,37 @@ impl<'a> Worker<'a> {
                     Checked::Wrong
                 }
             });
-        self.observe("read", started, result)
+        self.observe("read", started, result).await
     }
 
-    fn scan(&mut self) -> bool {
+    async fn scan(&mut self) -> bool {
         let start = bigtable_row(self.chooser.next(&mut self.rng));
         let rows = self.shared.scan_rows;
         let started = Instant::now();
         let result = self
             .conn
             .scan(&self.shared.bigtable_table, &start, rows, SCAN_BATCH)
+            .await
             .map(Checked::Ok);
-        self.observe("scan", started, result)
+        self.observe("scan", started, result).await
     }
 
-    fn ycsb_insert(&mut self, k: u64, op: &'static str) -> bool {
+    async fn ycsb_insert(&mut self, k: u64, op: &'static str) -> bool {
         let row = ycsb_row(k);
         let started = Instant::now();
         let cells = record_cells(&self.ycsb_columns, &self.field_value);
-        let result = self.conn.put(&self.shared.ycsb_table, &row, &cells);
+        let result = self.conn.put(&self.shared.ycsb_table, &row, &cells).await;
         let ok = result.is_ok();
-        let go_on = self.observe(op, started, result.map(|()| Checked::Ok(1)));
+        let go_on = self
+            .observe(op, started, result.map(|()| Checked::Ok(1)))
+            .await;
         if ok {
             self.shared.ycsb_inserted.fetch_max(k + 1, Ordering::AcqRel);
         }
         go_on
     }
 
-    fn ycsb_load(&mut self) -> bool {
+    async fn ycsb_load(&mut self) -> bool {
         if self.cursor >= self.slice.end {
             return false;
         }
@@ -364,63 +379,79 @@ impl<'a> Worker<'a> {
         if end - self.cursor == 1 {
             let k = self.cursor;
             self.cursor = end;
-            return self.ycsb_insert(k, "insert");
+            return self.ycsb_insert(k, "insert").await;
         }
         let rows: Vec<Vec<u8>> = (self.cursor..end).map(ycsb_row).collect();
         self.cursor = end;
         let started = Instant::now();
         let cells = record_cells(&self.ycsb_columns, &self.field_value);
-        let result = self.conn.put_rows(&self.shared.ycsb_table, &rows, &cells);
+        let result = self
+            .conn
+            .put_rows(&self.shared.ycsb_table, &rows, &cells)
+            .await;
         let units = rows.len() as u64;
         self.observe("insert", started, result.map(|()| Checked::Ok(units)))
+            .await
     }
 
-    fn ycsb(&mut self, mix: YcsbMix) -> bool {
+    async fn ycsb(&mut self, mix: YcsbMix) -> bool {
         let table = self.shared.ycsb_table.clone();
         match mix.pick(self.rng.gen::<f64>()) {
             YcsbOp::Read => {
                 let row = ycsb_row(self.chooser.next(&mut self.rng));
                 let started = Instant::now();
-                let result = self.conn.get_row(&table, &row).map(|_| Checked::Ok(1));
-                self.observe("read", started, result)
+                let result = self
+                    .conn
+                    .get_row(&table, &row)
+                    .await
+                    .map(|_| Checked::Ok(1));
+                self.observe("read", started, result).await
             }
             YcsbOp::Update => {
                 let row = ycsb_row(self.chooser.next(&mut self.rng));
                 let field = self.rng.gen_range(0..self.ycsb_columns.len().max(1));
                 let started = Instant::now();
-                let result = self.update_field(&table, &row, field);
+                let result = self.update_field(&table, &row, field).await;
                 self.observe("update", started, result.map(|()| Checked::Ok(1)))
+                    .await
             }
             YcsbOp::Insert => {
                 let k = self.shared.ycsb_next_insert.fetch_add(1, Ordering::AcqRel);
-                self.ycsb_insert(k, "insert")
+                self.ycsb_insert(k, "insert").await
             }
             YcsbOp::Scan => {
                 let row = ycsb_row(self.chooser.next(&mut self.rng));
                 let len = self.rng.gen_range(1..=YCSB_MAX_SCAN);
                 let started = Instant::now();
-                let result = self.conn.scan(&table, &row, len, len).map(Checked::Ok);
-                self.observe("scan", started, result)
+                let result = self
+                    .conn
+                    .scan(&table, &row, len, len)
+                    .await
+                    .map(Checked::Ok);
+                self.observe("scan", started, result).await
             }
             YcsbOp::ReadModifyWrite => {
                 let row = ycsb_row(self.chooser.next(&mut self.rng));
                 let field = self.rng.gen_range(0..self.ycsb_columns.len().max(1));
                 let started = Instant::now();
-                let result = self
-                    .conn
-                    .get_row(&table, &row)
-                    .and_then(|_| self.update_field(&table, &row, field));
+                let result = match self.conn.get_row(&table, &row).await {
+                    Ok(_) => self.update_field(&table, &row, field).await,
+                    Err(e) => Err(e),
+                };
                 self.observe("rmw", started, result.map(|()| Checked::Ok(1)))
+                    .await
             }
         }
     }
 
-    fn update_field(&mut self, table: &[u8], row: &[u8], field: usize) -> thrift::Result<()> {
+    async fn update_field(&mut self, table: &[u8], row: &[u8], field: usize) -> thrift::Result<()> {
         let column = self.ycsb_columns.get(field).cloned().unwrap_or_default();
-        self.conn.put(table, row, &[(&column, &self.field_value)])
+        self.conn
+            .put(table, row, &[(&column, &self.field_value)])
+            .await
     }
 
-    fn versions_load(&mut self) -> bool {
+    async fn versions_load(&mut self) -> bool {
         if self.cursor >= self.slice.end {
             return false;
         }
@@ -428,17 +459,21 @@ impl<'a> Worker<'a> {
         let ts = self.cursor as i64 + 1;
         self.cursor += 1;
         let started = Instant::now();
-        let result = self.conn.put_at(
-            &self.shared.versions_table,
-            MANY_VERSIONS_ROW,
-            COLUMN,
-            &self.value,
-            ts,
-        );
+        let result = self
+            .conn
+            .put_at(
+                &self.shared.versions_table,
+                MANY_VERSIONS_ROW,
+                COLUMN,
+                &self.value,
+                ts,
+            )
+            .await;
         self.observe("write", started, result.map(|()| Checked::Ok(1)))
+            .await
     }
 
-    fn as_of(&mut self) -> bool {
+    async fn as_of(&mut self) -> bool {
         let newest = self.shared.versions.max(1) as i64;
         // Times 2..=newest+1: the answer is the version just below, 1..=newest.
         let before = self.rng.gen_range(2..=newest + 1);
@@ -451,6 +486,7 @@ impl<'a> Worker<'a> {
                 COLUMN,
                 before,
             )
+            .await
             .map(|ts| {
                 if ts == Some(before - 1) {
                     Checked::Ok(1)
@@ -458,15 +494,16 @@ impl<'a> Worker<'a> {
                     Checked::Wrong
                 }
             });
-        self.observe("asof", started, result)
+        self.observe("asof", started, result).await
     }
 
-    fn one_version(&mut self) -> bool {
+    async fn one_version(&mut self) -> bool {
         let started = Instant::now();
         let expected = self.shared.value_size;
         let result = self
             .conn
             .get(&self.shared.versions_table, ONE_VERSION_ROW, COLUMN)
+            .await
             .map(|len| {
                 if len == expected {
                     Checked::Ok(1)
@@ -474,7 +511,7 @@ impl<'a> Worker<'a> {
                     Checked::Wrong
                 }
             });
-        self.observe("get", started, result)
+        self.observe("get", started, result).await
     }
 }
 
