@@ -101,15 +101,18 @@ impl Dispatcher {
 
 impl Dispatcher {
     /// Processes one whole request message on the calling thread (a connection's own
-    /// thread, not a runtime worker) and returns its reply. `runtime` is used only to
-    /// wait for a call slot.
+    /// thread, not a runtime worker) and appends its reply to `output` (which the
+    /// connection reuses from call to call, so a reply does not grow a new buffer).
+    /// Returns whether a reply was written. `runtime` is used only to wait for a call
+    /// slot.
     pub(crate) fn call_blocking(
         &self,
         connection: ConnectionId,
         protocol: WireProtocol,
         request: Bytes,
         runtime: &tokio::runtime::Handle,
-    ) -> Result<CallReply, CallError> {
+        output: &mut Vec<u8>,
+    ) -> Result<bool, CallError> {
         let permit = match Arc::clone(&self.permits).try_acquire_owned() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::NoPermits) => runtime
@@ -120,7 +123,7 @@ impl Dispatcher {
         self.stats.call_started();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _scope = CallScope::enter(connection);
-            process_one(self.processor.as_ref(), protocol, request)
+            process_into(self.processor.as_ref(), protocol, request, output)
         }))
         .unwrap_or(Err(CallError::Panicked));
         drop(permit);
@@ -138,35 +141,53 @@ fn process_one(
     protocol: WireProtocol,
     request: Bytes,
 ) -> Result<CallReply, CallError> {
+    let mut output = Vec::new();
+    match process_into(processor, protocol, request, &mut output)? {
+        true => Ok(CallReply::Message(output)),
+        false => Ok(CallReply::Nothing),
+    }
+}
+
+/// Runs the processor over one message held in memory, appending its reply to
+/// `output`; returns whether there is one. Bytes already in `output` (a frame's length
+/// prefix) are left alone, and a failed call leaves only them.
+fn process_into(
+    processor: &(dyn TProcessor + Send + Sync),
+    protocol: WireProtocol,
+    request: Bytes,
+    output: &mut Vec<u8>,
+) -> Result<bool, CallError> {
+    let start = output.len();
     let mut input = request.reader();
-    let mut output: Vec<u8> = Vec::new();
     let result = match protocol {
         WireProtocol::Binary => {
             // Non-strict reading accepts both header forms; replies are always strict.
             let mut i_prot = TBinaryInputProtocol::new(&mut input, false);
-            let mut o_prot = TBinaryOutputProtocol::new(&mut output, true);
+            let mut o_prot = TBinaryOutputProtocol::new(&mut *output, true);
             processor.process(&mut i_prot, &mut o_prot)
         }
         WireProtocol::Compact => {
             let mut i_prot = TCompactInputProtocol::new(&mut input);
-            let mut o_prot = TCompactOutputProtocol::new(&mut output);
+            let mut o_prot = TCompactOutputProtocol::new(&mut *output);
             processor.process(&mut i_prot, &mut o_prot)
         }
     };
+    let reply = output.get(start..).unwrap_or_default();
     match result {
-        Ok(()) if output.is_empty() => Ok(CallReply::Nothing),
-        Ok(()) => Ok(CallReply::Message(output)),
+        Ok(()) => Ok(!reply.is_empty()),
         Err(err) => {
             // The processor may have written an EXCEPTION before failing; send it only if
             // it is one whole message, so the client's stream stays in sync.
-            let whole = matches!(
-                scan_message(protocol, &output, usize::MAX),
-                Scan::Complete(n) if n == output.len()
-            );
+            let whole = !reply.is_empty()
+                && matches!(
+                    scan_message(protocol, reply, usize::MAX),
+                    Scan::Complete(n) if n == reply.len()
+                );
             if whole {
                 tracing::debug!(error = %err, "processor failed after writing an exception");
-                Ok(CallReply::Message(output))
+                Ok(true)
             } else {
+                output.truncate(start);
                 Err(CallError::NoReply(err.to_string()))
             }
         }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::{oneshot, watch};
 
-use crate::server::call::{protocol_error_reply, CallError, CallReply};
+use crate::server::call::{protocol_error_reply, CallError};
 use crate::server::conn::{ConnError, ConnShared, Peer};
 use crate::server::detect::{Transport, WireMode};
 use crate::server::framing::{Extract, MessageReader};
@@ -29,8 +29,13 @@ use crate::server::framing::{Extract, MessageReader};
 const SHUTDOWN_POLL: Duration = Duration::from_millis(200);
 /// Bytes read from the socket at a time.
 const READ_CHUNK: usize = 16 * 1024;
-/// An empty receive buffer holding more than this is released between calls.
+/// An empty receive buffer (or a reply buffer) holding more than this is released
+/// between calls.
 const RETAIN_BUFFER_LIMIT: usize = 256 * 1024;
+/// Bytes of a frame's length prefix.
+const FRAME_PREFIX: usize = 4;
+/// Capacity a connection's reply buffer starts with (a get of a 1 KB value fits).
+const REPLY_BUFFER: usize = 4 * 1024;
 
 /// Closes the socket when the waiting task is dropped before the thread is done.
 struct CloseOnDrop {
@@ -80,6 +85,7 @@ pub(crate) async fn serve_on_thread(
                 shutdown,
                 runtime,
                 chunk: vec![0; READ_CHUNK],
+                reply: Vec::with_capacity(REPLY_BUFFER),
             };
             let _ = done.send(conn.serve());
         })?;
@@ -102,6 +108,8 @@ struct ThreadConn<'a> {
     runtime: tokio::runtime::Handle,
     /// Receive buffer the socket is read into (allocated once per connection).
     chunk: Vec<u8>,
+    /// Reply buffer, reused from call to call.
+    reply: Vec<u8>,
 }
 
 /// How waiting for input ended.
@@ -121,14 +129,22 @@ impl ThreadConn<'_> {
             }
             match reader.next(&mut self.buf) {
                 Extract::Message(request) => {
-                    let reply = self.shared.dispatcher.call_blocking(
+                    let mut reply = std::mem::take(&mut self.reply);
+                    reply.clear();
+                    let prefix = self.frame_prefix_len();
+                    reply.resize(prefix, 0);
+                    let answered = self.shared.dispatcher.call_blocking(
                         self.peer.id,
                         reader.protocol(),
                         request,
                         &self.runtime,
-                    )?;
-                    if let CallReply::Message(reply) = reply {
-                        self.write_reply(reply)?;
+                        &mut reply,
+                    );
+                    if answered? {
+                        self.send_reply(&mut reply)?;
+                    }
+                    if reply.capacity() <= RETAIN_BUFFER_LIMIT {
+                        self.reply = reply;
                     }
                     if self.buf.is_empty() && self.buf.capacity() > RETAIN_BUFFER_LIMIT {
                         self.buf = BytesMut::new();
@@ -153,8 +169,10 @@ impl ThreadConn<'_> {
                     let reply = header.as_ref().and_then(|h| {
                         protocol_error_reply(reader.protocol(), h, &error.to_string())
                     });
-                    if let Some(reply) = reply {
-                        self.write_reply(reply)?;
+                    if let Some(mut reply) = reply {
+                        let prefix = self.frame_prefix_len();
+                        reply.splice(0..0, std::iter::repeat_n(0, prefix));
+                        self.send_reply(&mut reply)?;
                     }
                     if !resumable {
                         return Err(ConnError::Malformed(error));
@@ -202,21 +220,28 @@ impl ThreadConn<'_> {
         }
     }
 
-    /// Writes one reply in the connection's transport, in one write.
-    fn write_reply(&mut self, reply: Vec<u8>) -> Result<(), ConnError> {
+    /// Bytes a reply buffer starts with before the message: a frame's length.
+    fn frame_prefix_len(&self) -> usize {
         match self.mode.transport {
-            Transport::Framed => {
-                let len = u32::try_from(reply.len())
-                    .ok()
-                    .filter(|len| i32::try_from(*len).is_ok())
-                    .ok_or(ConnError::ReplyTooLarge(reply.len()))?;
-                let mut framed = Vec::with_capacity(4 + reply.len());
-                framed.extend_from_slice(&len.to_be_bytes());
-                framed.extend_from_slice(&reply);
-                self.socket.write_all(&framed)?;
-            }
-            Transport::Unframed | Transport::Http => self.socket.write_all(&reply)?,
+            Transport::Framed => FRAME_PREFIX,
+            Transport::Unframed | Transport::Http => 0,
         }
+    }
+
+    /// Writes one reply (`reply` starts with [`Self::frame_prefix_len`] bytes of room
+    /// for the frame length, filled in here) in one write.
+    fn send_reply(&mut self, reply: &mut [u8]) -> Result<(), ConnError> {
+        if let Transport::Framed = self.mode.transport {
+            let body = reply.len().saturating_sub(FRAME_PREFIX);
+            let len = u32::try_from(body)
+                .ok()
+                .filter(|len| i32::try_from(*len).is_ok())
+                .ok_or(ConnError::ReplyTooLarge(body))?;
+            if let Some(prefix) = reply.get_mut(..FRAME_PREFIX) {
+                prefix.copy_from_slice(&len.to_be_bytes());
+            }
+        }
+        self.socket.write_all(reply)?;
         Ok(())
     }
 }
