@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
+use tabula_thrift::input::{binary_input, compact_input};
 use thrift::protocol::{
-    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
-    TMessageIdentifier, TMessageType, TOutputProtocol,
+    TBinaryOutputProtocol, TCompactOutputProtocol, TMessageIdentifier, TMessageType,
+    TOutputProtocol,
 };
 use thrift::server::TProcessor;
 use thrift::{ApplicationError, ApplicationErrorKind};
@@ -158,16 +159,18 @@ fn process_into(
     output: &mut Vec<u8>,
 ) -> Result<bool, CallError> {
     let start = output.len();
-    let mut input = request.reader();
+    // The hardened readers decode straight from the message's bytes, checking every
+    // length against what is left before allocating, and copy a string's bytes once
+    // (no zero-filled buffer read into).
     let result = match protocol {
         WireProtocol::Binary => {
-            // Non-strict reading accepts both header forms; replies are always strict.
-            let mut i_prot = TBinaryInputProtocol::new(&mut input, false);
+            // Both header forms are accepted; replies are always strict.
+            let mut i_prot = binary_input(&request);
             let mut o_prot = TBinaryOutputProtocol::new(&mut *output, true);
             processor.process(&mut i_prot, &mut o_prot)
         }
         WireProtocol::Compact => {
-            let mut i_prot = TCompactInputProtocol::new(&mut input);
+            let mut i_prot = compact_input(&request);
             let mut o_prot = TCompactOutputProtocol::new(&mut *output);
             processor.process(&mut i_prot, &mut o_prot)
         }
@@ -239,7 +242,7 @@ fn write_exception(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use thrift::protocol::{TInputProtocol, TType};
+    use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TType};
 
     struct Echo;
 
