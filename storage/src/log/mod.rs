@@ -471,6 +471,102 @@ mod tests {
         }
     }
 
+    /// Writers that sync and writers that do not, rotations every few records and
+    /// slow fsyncs, with the background thread too slow to rescue anyone: every
+    /// sync returns (no waiter is left asleep when the batch covering it is done,
+    /// nor when its batch is the next one, which one of them must lead) and covers
+    /// its record.
+    #[test]
+    fn mixed_syncs_under_rotation_all_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            segment_size: 4096,
+            async_flush_interval: Duration::from_secs(3600),
+        };
+        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
+        log.shared
+            .probe
+            .faults
+            .fsync_delay_micros
+            .store(300, Ordering::SeqCst);
+        let log = Arc::new(log);
+        const THREADS: u64 = 12;
+        const WRITES: u64 = 150;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        for tablet in 0..THREADS {
+            let log = Arc::clone(&log);
+            let done_tx = done_tx.clone();
+            thread::spawn(move || {
+                for seq in 1..=WRITES {
+                    let pos = log.append(tablet, seq, &payload(tablet, seq)).unwrap();
+                    let durability = if (tablet + seq) % 3 == 0 {
+                        Durability::Async
+                    } else {
+                        Durability::Sync
+                    };
+                    log.sync(pos, durability).unwrap();
+                    if durability == Durability::Sync {
+                        assert!(log.stats().synced_bytes >= pos.end());
+                    }
+                }
+                let _ = done_tx.send(tablet);
+            });
+        }
+        drop(done_tx);
+        for _ in 0..THREADS {
+            done_rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("a writer is stuck waiting for the log");
+        }
+        log.sync_all().unwrap();
+        log.close().unwrap();
+        let (records, _) = replay_dir(dir.path());
+        assert_eq!(records.len() as u64, THREADS * WRITES);
+    }
+
+    /// A caller that appends while a leader's fsync is in flight waits for the next
+    /// batch; when that leader finishes and has nothing more to write, the caller
+    /// is woken to lead the next batch itself.
+    #[test]
+    fn a_waiter_for_the_next_batch_leads_it_when_the_leader_leaves() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            segment_size: 1 << 20,
+            async_flush_interval: Duration::from_secs(3600),
+        };
+        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
+        log.shared
+            .probe
+            .faults
+            .fsync_delay_micros
+            .store(100_000, Ordering::SeqCst);
+        let log = Arc::new(log);
+        let first = {
+            let log = Arc::clone(&log);
+            thread::spawn(move || {
+                let pos = log.append(1, 1, &payload(1, 1)).unwrap();
+                log.sync(pos, Durability::Sync).unwrap();
+            })
+        };
+        // The first caller's batch is taken and its fsync is under way.
+        thread::sleep(Duration::from_millis(30));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        {
+            let log = Arc::clone(&log);
+            thread::spawn(move || {
+                let pos = log.append(2, 1, &payload(2, 1)).unwrap();
+                log.sync(pos, Durability::Sync).unwrap();
+                let _ = done_tx.send(pos.end());
+            });
+        }
+        first.join().unwrap();
+        let end = done_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the caller waiting for the next batch was never woken");
+        assert!(log.stats().synced_bytes >= end);
+        log.close().unwrap();
+    }
+
     #[test]
     fn async_records_are_synced_by_the_background_thread() {
         let dir = tempfile::tempdir().unwrap();

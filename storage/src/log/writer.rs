@@ -303,6 +303,12 @@ pub(crate) struct State {
     synced: u64,
     /// A thread is writing (the leader); others wait on `io_done`.
     io_busy: bool,
+    /// Number of the last batch a leader took (the one in flight while `io_busy`).
+    batch: u64,
+    /// End of the batch in flight, and whether it is fsynced: a waiter it covers
+    /// waits for it, the others for the batch after it.
+    in_flight_end: u64,
+    in_flight_fsync: bool,
     /// Threads waiting for an fsync, so a leader that only meant to write fsyncs too.
     sync_waiters: usize,
     /// When the last fsync finished (or the log opened).
@@ -395,7 +401,11 @@ pub(crate) struct Shared {
     async_flush_interval: Duration,
     pub(crate) state: Mutex<State>,
     io: Mutex<SegmentWriter>,
-    io_done: Condvar,
+    /// Waiters for batch `n` wait on `io_done[n % 2]`: a finished batch wakes only
+    /// the callers it covers, and one caller of the next batch to lead it, instead
+    /// of every waiter (most of whom would find their records not yet written and
+    /// sleep again).
+    io_done: [Condvar; 2],
     bg_wake: Condvar,
     pub(crate) probe: Arc<IoProbe>,
 }
@@ -424,12 +434,15 @@ impl Shared {
                 written: 0,
                 synced: 0,
                 io_busy: false,
+                batch: 0,
+                in_flight_end: 0,
+                in_flight_fsync: false,
                 sync_waiters: 0,
                 last_sync: Instant::now(),
                 segments: SegmentSet::new(first_segment),
             }),
             io: Mutex::new(writer),
-            io_done: Condvar::new(),
+            io_done: [Condvar::new(), Condvar::new()],
             bg_wake: Condvar::new(),
             probe,
         }
@@ -476,8 +489,8 @@ impl Shared {
     /// Group commit: the first caller that finds no write in progress becomes the
     /// leader. It takes the whole buffer, writes it (and fsyncs when asked to, or
     /// when any waiter wants an fsync) without holding the state lock, publishes
-    /// the new positions and wakes everyone; waiters whose target is covered return,
-    /// the others elect the next leader among themselves.
+    /// the new positions and wakes the waiters its batch covers, and one waiter of
+    /// the next batch, who leads that one (unless a newcomer already does).
     pub(crate) fn flush(&self, target: u64, goal: FlushGoal) -> Result<()> {
         let mut st = self.state.lock();
         if target > st.appended {
@@ -500,7 +513,13 @@ impl Shared {
                 if wants_sync {
                     st.sync_waiters += 1;
                 }
-                self.io_done.wait(&mut st);
+                let covered = target <= st.in_flight_end && (!wants_sync || st.in_flight_fsync);
+                let batch = if covered {
+                    st.batch
+                } else {
+                    st.batch.wrapping_add(1)
+                };
+                self.waiters_of(batch).wait(&mut st);
                 if wants_sync {
                     st.sync_waiters = st.sync_waiters.saturating_sub(1);
                 }
@@ -511,10 +530,18 @@ impl Shared {
         }
     }
 
+    /// Where the callers waiting for batch `batch` sleep.
+    fn waiters_of(&self, batch: u64) -> &Condvar {
+        &self.io_done[(batch % 2) as usize]
+    }
+
     /// One round as leader: write out everything buffered, fsync if asked, publish.
     fn lead(&self, st: &mut MutexGuard<'_, State>, fsync: bool) {
         let chunks = st.take_batch();
         let end = st.appended;
+        st.batch = st.batch.wrapping_add(1);
+        st.in_flight_end = end;
+        st.in_flight_fsync = fsync;
         st.io_busy = true;
         let outcome = MutexGuard::unlocked(st, || self.write_batch(&chunks, fsync));
         st.io_busy = false;
@@ -536,9 +563,12 @@ impl Shared {
                 let reason = e.to_string();
                 tracing::error!(error = %reason, "commit log write failed; the log is poisoned");
                 st.poison = Some(reason);
+                // Every waiter must see the poison.
+                self.waiters_of(st.batch.wrapping_add(1)).notify_all();
             }
         }
-        self.io_done.notify_all();
+        self.waiters_of(st.batch).notify_all();
+        self.waiters_of(st.batch.wrapping_add(1)).notify_one();
         if sealed_any {
             MutexGuard::unlocked(st, || {
                 if let Err(e) = self.delete_obsolete() {
