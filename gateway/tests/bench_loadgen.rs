@@ -157,6 +157,8 @@ fn reads_of_rows_never_written_count_as_errors() {
             "50",
             "--connections",
             "2",
+            "--client-threads",
+            "1",
         ],
     ))
     .unwrap();

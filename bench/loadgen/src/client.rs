@@ -563,3 +563,155 @@ impl Connection {
 fn cell_count(row: &TRowResult) -> usize {
     row.columns.as_ref().map_or(0, BTreeMap::len) + row.sorted_columns.as_ref().map_or(0, Vec::len)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabula_thrift::hbase::{IOError, TCell};
+
+    /// A reply message to `get` call `sequence` carrying `result`, as a server
+    /// writes it.
+    fn reply(protocol: ProtocolArg, sequence: i32, result: &HbaseGetResult) -> Vec<u8> {
+        let mut out = Vec::new();
+        let write = |o: &mut dyn TOutputProtocol| -> thrift::Result<()> {
+            o.write_message_begin(&TMessageIdentifier::new(
+                "get",
+                TMessageType::Reply,
+                sequence,
+            ))?;
+            result.write_to_out_protocol(o)?;
+            o.write_message_end()?;
+            o.flush()
+        };
+        match protocol {
+            ProtocolArg::Binary => write(&mut TBinaryOutputProtocol::new(&mut out, true)),
+            ProtocolArg::Compact => write(&mut TCompactOutputProtocol::new(&mut out)),
+        }
+        .expect("encode a reply");
+        out
+    }
+
+    fn cells() -> HbaseGetResult {
+        HbaseGetResult {
+            result_value: Some(vec![TCell {
+                value: Some(vec![7; 1000]),
+                timestamp: Some(42),
+            }]),
+            io: None,
+        }
+    }
+
+    #[test]
+    fn a_reply_decodes_to_its_answer_and_length() {
+        for protocol in [ProtocolArg::Binary, ProtocolArg::Compact] {
+            let mut bytes = reply(protocol, 9, &cells());
+            let length = bytes.len();
+            // Bytes of the next message must not be consumed.
+            bytes.extend_from_slice(&[1, 2, 3]);
+            let (answer, used) =
+                decode_reply::<HbaseGetResult>(&bytes, protocol, "get", 9).expect("decodes");
+            assert_eq!(used, length);
+            let cells = answer.expect("the call succeeded");
+            assert_eq!(cells.len(), 1);
+            assert_eq!(cells[0].timestamp, Some(42));
+            assert_eq!(cells[0].value.as_ref().map(Vec::len), Some(1000));
+        }
+    }
+
+    #[test]
+    fn every_truncated_reply_asks_for_more_bytes() {
+        for protocol in [ProtocolArg::Binary, ProtocolArg::Compact] {
+            let bytes = reply(protocol, 3, &cells());
+            for cut in 0..bytes.len() {
+                match decode_reply::<HbaseGetResult>(&bytes[..cut], protocol, "get", 3) {
+                    Err(e) => assert!(is_incomplete(&e), "cut at {cut}: {e}"),
+                    Ok(_) => panic!("a reply cut at {cut} of {} decoded", bytes.len()),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_declared_exception_is_the_calls_error() {
+        let failed = HbaseGetResult {
+            result_value: None,
+            io: Some(IOError::new("no such table".to_string(), false)),
+        };
+        let bytes = reply(ProtocolArg::Binary, 1, &failed);
+        let (answer, _) =
+            decode_reply::<HbaseGetResult>(&bytes, ProtocolArg::Binary, "get", 1).expect("decodes");
+        match answer {
+            Err(thrift::Error::User(e)) => assert!(format!("{e:?}").contains("no such table")),
+            other => panic!("expected the IOError, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_application_exception_is_the_calls_error() {
+        let mut bytes = Vec::new();
+        {
+            let mut o = TBinaryOutputProtocol::new(&mut bytes, true);
+            o.write_message_begin(&TMessageIdentifier::new("get", TMessageType::Exception, 5))
+                .expect("header");
+            let e = ApplicationError::new(ApplicationErrorKind::InternalError, "boom");
+            thrift::Error::write_application_error_to_out_protocol(&e, &mut o).expect("body");
+            o.write_message_end().expect("end");
+        }
+        let (answer, used) =
+            decode_reply::<HbaseGetResult>(&bytes, ProtocolArg::Binary, "get", 5).expect("decodes");
+        assert_eq!(used, bytes.len());
+        match answer {
+            Err(thrift::Error::Application(e)) => {
+                assert_eq!(e.kind, ApplicationErrorKind::InternalError);
+                assert_eq!(e.message, "boom");
+            }
+            other => panic!("expected the exception, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_reply_to_another_call_is_refused() {
+        let bytes = reply(ProtocolArg::Binary, 4, &cells());
+        for (method, sequence) in [("get", 5), ("getRow", 4)] {
+            match decode_reply::<HbaseGetResult>(&bytes, ProtocolArg::Binary, method, sequence) {
+                Err(thrift::Error::Application(e)) => {
+                    assert_eq!(e.kind, ApplicationErrorKind::BadSequenceId)
+                }
+                Err(e) => panic!("expected a bad sequence id, got {e}"),
+                Ok(_) => panic!("a reply to get #4 was taken for {method} #{sequence}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_encodes_its_method_sequence_and_arguments() {
+        let args = HbaseGetArgs {
+            table_name: b"t".to_vec(),
+            row: b"r".to_vec(),
+            column: b"cf:q".to_vec(),
+            attributes: no_attributes(),
+        };
+        for protocol in [ProtocolArg::Binary, ProtocolArg::Compact] {
+            let mut out = Vec::new();
+            encode_call(&mut out, protocol, "get", 77, &args).expect("encodes");
+            let mut cursor = Cursor::new(&out[..]);
+            let read =
+                |i: &mut dyn TInputProtocol| -> thrift::Result<(TMessageIdentifier, HbaseGetArgs)> {
+                    let header = i.read_message_begin()?;
+                    let decoded = HbaseGetArgs::read_from_in_protocol(i)?;
+                    i.read_message_end()?;
+                    Ok((header, decoded))
+                };
+            let (header, decoded) = match protocol {
+                ProtocolArg::Binary => read(&mut TBinaryInputProtocol::new(&mut cursor, true)),
+                ProtocolArg::Compact => read(&mut TCompactInputProtocol::new(&mut cursor)),
+            }
+            .expect("decodes");
+            assert_eq!(header.name, "get");
+            assert_eq!(header.message_type, TMessageType::Call);
+            assert_eq!(header.sequence_number, 77);
+            assert_eq!(decoded, args);
+            assert_eq!(cursor.position() as usize, out.len());
+        }
+    }
+}
