@@ -26,6 +26,7 @@ pub mod memory;
 pub mod memtable;
 pub mod merge;
 pub mod mvcc;
+mod pread;
 mod prefetch;
 pub mod read;
 mod readers;

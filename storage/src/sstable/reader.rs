@@ -353,22 +353,24 @@ fn block_corruption(
 
 /// Reads `buf.len()` bytes at `offset`; a short file is corruption.
 fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
-    file.read_exact_at(buf, offset).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::corruption(
-                path,
-                format!(
-                    "file ends inside the {} bytes at offset {offset}",
-                    buf.len()
-                ),
-            )
-        } else {
-            Error::io(
-                format!("reading SSTable {} at offset {offset}", path.display()),
-                e,
-            )
-        }
-    })
+    file.read_exact_at(buf, offset)
+        .map_err(|e| read_error(path, buf.len(), offset, e))
+}
+
+/// The error of a read of `len` bytes at `offset` that failed with `e`: a file that
+/// ends inside the range is corrupt.
+fn read_error(path: &Path, len: usize, offset: u64, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        Error::corruption(
+            path,
+            format!("file ends inside the {len} bytes at offset {offset}"),
+        )
+    } else {
+        Error::io(
+            format!("reading SSTable {} at offset {offset}", path.display()),
+            e,
+        )
+    }
 }
 
 /// Reads a stored block, verifies its checksum and decompresses it.
@@ -377,17 +379,12 @@ fn read_block(file: &File, path: &Path, handle: BlockHandle, what: &str) -> Resu
         .stored_len()
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| block_corruption(path, what, handle, "size does not fit in memory"))?;
-    // Zeroed in user space on purpose: `vec![0; len]` asks the allocator for zeroed
-    // memory, which jemalloc provides for a reused large extent by handing its
-    // pages back to the kernel, so every block read then page-faults its 64 KiB in
-    // anew (cold reads ran at half speed).
-    #[allow(clippy::slow_vector_initialization)]
-    let mut stored = {
-        let mut v = Vec::with_capacity(len);
-        v.resize(len, 0u8);
-        v
-    };
-    read_exact_at(file, path, &mut stored, handle.offset)?;
+    // Read into fresh capacity, not a zero-filled buffer: the kernel overwrites it
+    // all. (Not `vec![0; len]` either: jemalloc serves zeroed memory for a reused
+    // large extent by handing its pages back to the kernel, and every block read
+    // then page-faults its 64 KiB in anew.)
+    let stored = crate::pread::read_exact_at_uninit(file, len, handle.offset)
+        .map_err(|e| read_error(path, len, handle.offset, e))?;
     unseal(stored).map_err(|d| block_corruption(path, what, handle, d))
 }
 
