@@ -428,16 +428,21 @@ mod tests {
         assert_eq!(b.end(), 50);
     }
 
-    #[test]
-    fn group_commit_shares_fsyncs() {
-        let dir = tempfile::tempdir().unwrap();
-        let (log, _) = CommitLog::open(dir.path(), LogOptions::default()).unwrap();
+    /// A log in `dir` whose every fsync takes `fsync_micros` longer.
+    fn open_with_slow_fsyncs(dir: &Path, opts: LogOptions, fsync_micros: u64) -> Arc<CommitLog> {
+        let (log, _) = CommitLog::open(dir, opts).unwrap();
         log.shared
             .probe
             .faults
             .fsync_delay_micros
-            .store(1000, Ordering::SeqCst);
-        let log = Arc::new(log);
+            .store(fsync_micros, Ordering::SeqCst);
+        Arc::new(log)
+    }
+
+    #[test]
+    fn group_commit_shares_fsyncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = open_with_slow_fsyncs(dir.path(), LogOptions::default(), 1000);
         let before = log.fsync_count();
         const THREADS: u64 = 16;
         const SYNCS: u64 = 40;
@@ -483,13 +488,7 @@ mod tests {
             segment_size: 4096,
             async_flush_interval: Duration::from_secs(3600),
         };
-        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
-        log.shared
-            .probe
-            .faults
-            .fsync_delay_micros
-            .store(300, Ordering::SeqCst);
-        let log = Arc::new(log);
+        let log = open_with_slow_fsyncs(dir.path(), opts, 300);
         const THREADS: u64 = 12;
         const WRITES: u64 = 150;
         let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -534,13 +533,7 @@ mod tests {
             segment_size: 1 << 20,
             async_flush_interval: Duration::from_secs(3600),
         };
-        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
-        log.shared
-            .probe
-            .faults
-            .fsync_delay_micros
-            .store(100_000, Ordering::SeqCst);
-        let log = Arc::new(log);
+        let log = open_with_slow_fsyncs(dir.path(), opts, 100_000);
         let first = {
             let log = Arc::clone(&log);
             thread::spawn(move || {
