@@ -72,6 +72,9 @@ start_tabula() {
     local name="$1"
     shift
     local out="$work/$name.out"
+    # Created here, not by the background job's redirect, which may not have run
+    # yet when the loop below first reads it (a failed read would end the script).
+    : >"$out"
     TABULA_MEMORY_BUDGET_MB="${budget:-$MEMORY_BUDGET_MB}" "$bin" serve --data-dir "$work/$name-data" \
         --listen 127.0.0.1:0 --thrift2-listen 127.0.0.1:0 "$@" >"$out" 2>"$OUT/$name.log" &
     server_pid=$!
