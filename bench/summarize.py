@@ -264,6 +264,10 @@ def main():
     machine = os.path.join(out, "machine.txt")
     if os.path.exists(machine):
         lines += ["```"] + open(machine).read().strip().splitlines() + ["```", ""]
+    warnings = os.path.join(out, "warnings.txt")
+    if os.path.exists(warnings):
+        lines += ["Warnings (timed runs these precede may be slowed):", ""]
+        lines += ["* " + w.lstrip("= ") for w in open(warnings).read().strip().splitlines()] + [""]
     lines += section_ceiling(runs)
     lines += section_redis(runs, out)
     lines += section_bigtable(runs)
