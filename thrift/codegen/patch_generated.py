@@ -42,6 +42,12 @@ mismatch aborts, so a changed compiler cannot slip through silently):
    `ok_or` methods are `pub`, so a client doing its own I/O (the load
    generator's event-loop connections) encodes calls and decodes replies with
    the generated code instead of a copy of it.
+9. Writers allocate no names. Every `TFieldIdentifier::new("name", ...)` and
+   `TStructIdentifier::new("Name")` in a writer becomes
+   `crate::wire::field_header` / `crate::wire::struct_header`, which keep the
+   name in the source but leave it out of the identifier: the binary and
+   compact protocols write a field's type and id only, and the generated
+   `new` turned each name into a `String` on every field of every reply.
 
 The output depends only on the two inputs, so regeneration is byte-for-byte
 reproducible.
@@ -59,7 +65,8 @@ HEADER_NOTE = (
     "// methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments\n"
     "// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,\n"
     "// known fields and container elements of the wrong wire type are skipped,\n"
-    "// container sizes are checked and an empty union is an error, not a panic.\n"
+    "// container sizes are checked and an empty union is an error, not a panic;\n"
+    "// call structs are public and writers build nameless identifiers.\n"
 )
 
 UNKNOWN_METHOD_ARM = """      method => {
@@ -455,6 +462,21 @@ def publish_call_structs(text, model):
     return text
 
 
+STRUCT_IDENTIFIER = re.compile(r'TStructIdentifier::new\(("\w+")\)')
+FIELD_IDENTIFIER_CALL = re.compile(r'TFieldIdentifier::new\(("\w+", TType::\w+, -?\d+)\)')
+
+
+def nameless_writer_identifiers(text):
+    """Step 9: writers build their struct and field identifiers without names."""
+    text, structs = STRUCT_IDENTIFIER.subn(r"crate::wire::struct_header(\1)", text)
+    text, fields = FIELD_IDENTIFIER_CALL.subn(r"crate::wire::field_header(\1)", text)
+    if structs == 0 or fields == 0:
+        raise PatchError(f"writer identifiers: {structs} struct and {fields} field identifiers")
+    if "TFieldIdentifier::new(" in text or "TStructIdentifier::new(" in text:
+        raise PatchError("writer identifiers: an identifier of another shape is left")
+    return text
+
+
 def patch(text, model):
     first_lines = "// DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING\n"
     text = replace_exactly(text, first_lines, first_lines + HEADER_NOTE, 1, "header")
@@ -477,6 +499,7 @@ def patch(text, model):
     text = text.replace(skip_old, "crate::wire::skip_value(i_prot, field_ident.field_type)?;")
     text = check_wire_types(text, model)
     text = publish_call_structs(text, model)
+    text = nameless_writer_identifiers(text)
     return text
 
 

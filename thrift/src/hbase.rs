@@ -5,7 +5,8 @@
 // methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
-// container sizes are checked and an empty union is an error, not a panic.
+// container sizes are checked and an empty union is an error, not a panic;
+// call structs are public and writers build nameless identifiers.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -195,15 +196,15 @@ impl TSerializable for TCell {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TCell");
+    let struct_ident = crate::wire::struct_header("TCell");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 2))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -333,50 +334,50 @@ impl TSerializable for ColumnDescriptor {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("ColumnDescriptor");
+    let struct_ident = crate::wire::struct_header("ColumnDescriptor");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_versions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("maxVersions", TType::I32, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("maxVersions", TType::I32, 2))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.compression {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compression", TType::String, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("compression", TType::String, 3))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.in_memory {
-      o_prot.write_field_begin(&TFieldIdentifier::new("inMemory", TType::Bool, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("inMemory", TType::Bool, 4))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.bloom_filter_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("bloomFilterType", TType::String, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("bloomFilterType", TType::String, 5))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.bloom_filter_vector_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("bloomFilterVectorSize", TType::I32, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("bloomFilterVectorSize", TType::I32, 6))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.bloom_filter_nb_hashes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("bloomFilterNbHashes", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("bloomFilterNbHashes", TType::I32, 7))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.block_cache_enabled {
-      o_prot.write_field_begin(&TFieldIdentifier::new("blockCacheEnabled", TType::Bool, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("blockCacheEnabled", TType::Bool, 8))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.time_to_live {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timeToLive", TType::I32, 9))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timeToLive", TType::I32, 9))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -496,40 +497,40 @@ impl TSerializable for TRegionInfo {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TRegionInfo");
+    let struct_ident = crate::wire::struct_header("TRegionInfo");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("startKey", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("startKey", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("endKey", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("endKey", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.id {
-      o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("id", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 4))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.version {
-      o_prot.write_field_begin(&TFieldIdentifier::new("version", TType::I08, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("version", TType::I08, 5))?;
       o_prot.write_i8(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.server_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("serverName", TType::String, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("serverName", TType::String, 6))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.port {
-      o_prot.write_field_begin(&TFieldIdentifier::new("port", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("port", TType::I32, 7))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -623,25 +624,25 @@ impl TSerializable for Mutation {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("Mutation");
+    let struct_ident = crate::wire::struct_header("Mutation");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.is_delete {
-      o_prot.write_field_begin(&TFieldIdentifier::new("isDelete", TType::Bool, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("isDelete", TType::Bool, 1))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 3))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.write_to_w_a_l {
-      o_prot.write_field_begin(&TFieldIdentifier::new("writeToWAL", TType::Bool, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("writeToWAL", TType::Bool, 4))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -717,15 +718,15 @@ impl TSerializable for BatchMutation {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("BatchMutation");
+    let struct_ident = crate::wire::struct_header("BatchMutation");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.mutations {
-      o_prot.write_field_begin(&TFieldIdentifier::new("mutations", TType::List, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("mutations", TType::List, 2))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -817,25 +818,25 @@ impl TSerializable for TIncrement {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TIncrement");
+    let struct_ident = crate::wire::struct_header("TIncrement");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.table {
-      o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.column {
-      o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.ammount {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ammount", TType::I64, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ammount", TType::I64, 4))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -909,15 +910,15 @@ impl TSerializable for TColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TColumn");
+    let struct_ident = crate::wire::struct_header("TColumn");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.column_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columnName", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columnName", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cell {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cell", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cell", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1003,15 +1004,15 @@ impl TSerializable for TRowResult {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TRowResult");
+    let struct_ident = crate::wire::struct_header("TRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::Map, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::Map, 2))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Struct, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -1021,7 +1022,7 @@ impl TSerializable for TRowResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.sorted_columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sortedColumns", TType::List, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("sortedColumns", TType::List, 3))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -1167,25 +1168,25 @@ impl TSerializable for TScan {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TScan");
+    let struct_ident = crate::wire::struct_header("TScan");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.stop_row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("stopRow", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("stopRow", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 4))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -1194,32 +1195,32 @@ impl TSerializable for TScan {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.caching {
-      o_prot.write_field_begin(&TFieldIdentifier::new("caching", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("caching", TType::I32, 5))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_string {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterString", TType::String, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterString", TType::String, 6))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.batch_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("batchSize", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("batchSize", TType::I32, 7))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.sort_columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("sortColumns", TType::Bool, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("sortColumns", TType::Bool, 8))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.reversed {
-      o_prot.write_field_begin(&TFieldIdentifier::new("reversed", TType::Bool, 9))?;
+      o_prot.write_field_begin(&crate::wire::field_header("reversed", TType::Bool, 9))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_blocks {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheBlocks", TType::Bool, 10))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheBlocks", TType::Bool, 10))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1319,20 +1320,20 @@ impl TSerializable for TAppend {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TAppend");
+    let struct_ident = crate::wire::struct_header("TAppend");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.table {
-      o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -1341,7 +1342,7 @@ impl TSerializable for TAppend {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.values {
-      o_prot.write_field_begin(&TFieldIdentifier::new("values", TType::List, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("values", TType::List, 4))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -1419,15 +1420,15 @@ impl TSerializable for IOError {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("IOError");
+    let struct_ident = crate::wire::struct_header("IOError");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.message {
-      o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("message", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.can_retry {
-      o_prot.write_field_begin(&TFieldIdentifier::new("canRetry", TType::Bool, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("canRetry", TType::Bool, 2))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1505,10 +1506,10 @@ impl TSerializable for IllegalArgument {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("IllegalArgument");
+    let struct_ident = crate::wire::struct_header("IllegalArgument");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.message {
-      o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("message", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1585,10 +1586,10 @@ impl TSerializable for AlreadyExists {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("AlreadyExists");
+    let struct_ident = crate::wire::struct_header("AlreadyExists");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.message {
-      o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("message", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1702,24 +1703,24 @@ impl TSerializable for TAccessControlEntity {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TAccessControlEntity");
+    let struct_ident = crate::wire::struct_header("TAccessControlEntity");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("username", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("username", TType::String, 1))?;
     o_prot.write_string(&self.username)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("scope", TType::I32, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("scope", TType::I32, 2))?;
     self.scope.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("actions", TType::String, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("actions", TType::String, 4))?;
     o_prot.write_string(&self.actions)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.table_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 5))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ns_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nsName", TType::String, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("nsName", TType::String, 6))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -6748,9 +6749,9 @@ impl HbaseEnableTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("enableTable_args");
+    let struct_ident = crate::wire::struct_header("enableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6802,10 +6803,10 @@ impl HbaseEnableTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseEnableTableResult");
+    let struct_ident = crate::wire::struct_header("HbaseEnableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -6851,9 +6852,9 @@ impl HbaseDisableTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("disableTable_args");
+    let struct_ident = crate::wire::struct_header("disableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -6905,10 +6906,10 @@ impl HbaseDisableTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDisableTableResult");
+    let struct_ident = crate::wire::struct_header("HbaseDisableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -6954,9 +6955,9 @@ impl HbaseIsTableEnabledArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("isTableEnabled_args");
+    let struct_ident = crate::wire::struct_header("isTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7024,15 +7025,15 @@ impl HbaseIsTableEnabledResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseIsTableEnabledResult");
+    let struct_ident = crate::wire::struct_header("HbaseIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7078,9 +7079,9 @@ impl HbaseCompactArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("compact_args");
+    let struct_ident = crate::wire::struct_header("compact_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableNameOrRegionName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableNameOrRegionName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name_or_region_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7132,10 +7133,10 @@ impl HbaseCompactResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseCompactResult");
+    let struct_ident = crate::wire::struct_header("HbaseCompactResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7181,9 +7182,9 @@ impl HbaseMajorCompactArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("majorCompact_args");
+    let struct_ident = crate::wire::struct_header("majorCompact_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableNameOrRegionName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableNameOrRegionName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name_or_region_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7235,10 +7236,10 @@ impl HbaseMajorCompactResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseMajorCompactResult");
+    let struct_ident = crate::wire::struct_header("HbaseMajorCompactResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7276,7 +7277,7 @@ impl HbaseGetTableNamesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableNames_args");
+    let struct_ident = crate::wire::struct_header("getTableNames_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -7345,10 +7346,10 @@ impl HbaseGetTableNamesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetTableNamesResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetTableNamesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bytes(e)?;
@@ -7357,7 +7358,7 @@ impl HbaseGetTableNamesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7395,7 +7396,7 @@ impl HbaseGetTableNamesWithIsTableEnabledArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableNamesWithIsTableEnabled_args");
+    let struct_ident = crate::wire::struct_header("getTableNamesWithIsTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -7464,10 +7465,10 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetTableNamesWithIsTableEnabledResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetTableNamesWithIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Map, 0))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Bool, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -7477,7 +7478,7 @@ impl HbaseGetTableNamesWithIsTableEnabledResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7523,9 +7524,9 @@ impl HbaseGetColumnDescriptorsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getColumnDescriptors_args");
+    let struct_ident = crate::wire::struct_header("getColumnDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7595,10 +7596,10 @@ impl HbaseGetColumnDescriptorsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetColumnDescriptorsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetColumnDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Map, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Map, 0))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Struct, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -7608,7 +7609,7 @@ impl HbaseGetColumnDescriptorsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7654,9 +7655,9 @@ impl HbaseGetTableRegionsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableRegions_args");
+    let struct_ident = crate::wire::struct_header("getTableRegions_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7726,10 +7727,10 @@ impl HbaseGetTableRegionsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetTableRegionsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetTableRegionsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -7738,7 +7739,7 @@ impl HbaseGetTableRegionsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7793,12 +7794,12 @@ impl HbaseCreateTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("createTable_args");
+    let struct_ident = crate::wire::struct_header("createTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columnFamilies", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columnFamilies", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.column_families.len() as i32))?;
     for e in &self.column_families {
       e.write_to_out_protocol(o_prot)?;
@@ -7872,20 +7873,20 @@ impl HbaseCreateTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseCreateTableResult");
+    let struct_ident = crate::wire::struct_header("HbaseCreateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.exist {
-      o_prot.write_field_begin(&TFieldIdentifier::new("exist", TType::Struct, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("exist", TType::Struct, 3))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -7931,9 +7932,9 @@ impl HbaseDeleteTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteTable_args");
+    let struct_ident = crate::wire::struct_header("deleteTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -7985,10 +7986,10 @@ impl HbaseDeleteTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDeleteTableResult");
+    let struct_ident = crate::wire::struct_header("HbaseDeleteTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8057,18 +8058,18 @@ impl HbaseGetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_args");
+    let struct_ident = crate::wire::struct_header("get_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -8143,10 +8144,10 @@ impl HbaseGetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -8155,7 +8156,7 @@ impl HbaseGetResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8231,21 +8232,21 @@ impl HbaseGetVerArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getVer_args");
+    let struct_ident = crate::wire::struct_header("getVer_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("numVersions", TType::I32, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("numVersions", TType::I32, 4))?;
     o_prot.write_i32(self.num_versions)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -8320,10 +8321,10 @@ impl HbaseGetVerResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetVerResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetVerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -8332,7 +8333,7 @@ impl HbaseGetVerResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8415,24 +8416,24 @@ impl HbaseGetVerTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getVerTs_args");
+    let struct_ident = crate::wire::struct_header("getVerTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("numVersions", TType::I32, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("numVersions", TType::I32, 5))?;
     o_prot.write_i32(self.num_versions)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 6))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -8507,10 +8508,10 @@ impl HbaseGetVerTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetVerTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetVerTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -8519,7 +8520,7 @@ impl HbaseGetVerTsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8581,15 +8582,15 @@ impl HbaseGetRowArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRow_args");
+    let struct_ident = crate::wire::struct_header("getRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -8664,10 +8665,10 @@ impl HbaseGetRowResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -8676,7 +8677,7 @@ impl HbaseGetRowResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8747,22 +8748,22 @@ impl HbaseGetRowWithColumnsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowWithColumns_args");
+    let struct_ident = crate::wire::struct_header("getRowWithColumns_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -8837,10 +8838,10 @@ impl HbaseGetRowWithColumnsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowWithColumnsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowWithColumnsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -8849,7 +8850,7 @@ impl HbaseGetRowWithColumnsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -8918,18 +8919,18 @@ impl HbaseGetRowTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowTs_args");
+    let struct_ident = crate::wire::struct_header("getRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9004,10 +9005,10 @@ impl HbaseGetRowTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9016,7 +9017,7 @@ impl HbaseGetRowTsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9094,25 +9095,25 @@ impl HbaseGetRowWithColumnsTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowWithColumnsTs_args");
+    let struct_ident = crate::wire::struct_header("getRowWithColumnsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9187,10 +9188,10 @@ impl HbaseGetRowWithColumnsTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowWithColumnsTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowWithColumnsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9199,7 +9200,7 @@ impl HbaseGetRowWithColumnsTsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9263,19 +9264,19 @@ impl HbaseGetRowsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRows_args");
+    let struct_ident = crate::wire::struct_header("getRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rows", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rows", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.rows.len() as i32))?;
     for e in &self.rows {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9350,10 +9351,10 @@ impl HbaseGetRowsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9362,7 +9363,7 @@ impl HbaseGetRowsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9435,26 +9436,26 @@ impl HbaseGetRowsWithColumnsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowsWithColumns_args");
+    let struct_ident = crate::wire::struct_header("getRowsWithColumns_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rows", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rows", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.rows.len() as i32))?;
     for e in &self.rows {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9529,10 +9530,10 @@ impl HbaseGetRowsWithColumnsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowsWithColumnsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowsWithColumnsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9541,7 +9542,7 @@ impl HbaseGetRowsWithColumnsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9612,22 +9613,22 @@ impl HbaseGetRowsTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowsTs_args");
+    let struct_ident = crate::wire::struct_header("getRowsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rows", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rows", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.rows.len() as i32))?;
     for e in &self.rows {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9702,10 +9703,10 @@ impl HbaseGetRowsTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowsTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9714,7 +9715,7 @@ impl HbaseGetRowsTsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9794,29 +9795,29 @@ impl HbaseGetRowsWithColumnsTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowsWithColumnsTs_args");
+    let struct_ident = crate::wire::struct_header("getRowsWithColumnsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rows", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rows", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.rows.len() as i32))?;
     for e in &self.rows {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -9891,10 +9892,10 @@ impl HbaseGetRowsWithColumnsTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowsWithColumnsTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowsWithColumnsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9903,7 +9904,7 @@ impl HbaseGetRowsWithColumnsTsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9974,22 +9975,22 @@ impl HbaseMutateRowArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("mutateRow_args");
+    let struct_ident = crate::wire::struct_header("mutateRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutations", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("mutations", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.mutations.len() as i32))?;
     for e in &self.mutations {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10055,15 +10056,15 @@ impl HbaseMutateRowResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseMutateRowResult");
+    let struct_ident = crate::wire::struct_header("HbaseMutateRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10141,25 +10142,25 @@ impl HbaseMutateRowTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("mutateRowTs_args");
+    let struct_ident = crate::wire::struct_header("mutateRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutations", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("mutations", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.mutations.len() as i32))?;
     for e in &self.mutations {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10225,15 +10226,15 @@ impl HbaseMutateRowTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseMutateRowTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseMutateRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10297,19 +10298,19 @@ impl HbaseMutateRowsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("mutateRows_args");
+    let struct_ident = crate::wire::struct_header("mutateRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rowBatches", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rowBatches", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.row_batches.len() as i32))?;
     for e in &self.row_batches {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10375,15 +10376,15 @@ impl HbaseMutateRowsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseMutateRowsResult");
+    let struct_ident = crate::wire::struct_header("HbaseMutateRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10454,22 +10455,22 @@ impl HbaseMutateRowsTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("mutateRowsTs_args");
+    let struct_ident = crate::wire::struct_header("mutateRowsTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rowBatches", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rowBatches", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.row_batches.len() as i32))?;
     for e in &self.row_batches {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10535,15 +10536,15 @@ impl HbaseMutateRowsTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseMutateRowsTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseMutateRowsTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10610,18 +10611,18 @@ impl HbaseAtomicIncrementArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("atomicIncrement_args");
+    let struct_ident = crate::wire::struct_header("atomicIncrement_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::I64, 4))?;
     o_prot.write_i64(self.value)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10698,20 +10699,20 @@ impl HbaseAtomicIncrementResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseAtomicIncrementResult");
+    let struct_ident = crate::wire::struct_header("HbaseAtomicIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I64, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I64, 0))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10780,18 +10781,18 @@ impl HbaseDeleteAllArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteAll_args");
+    let struct_ident = crate::wire::struct_header("deleteAll_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10848,10 +10849,10 @@ impl HbaseDeleteAllResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDeleteAllResult");
+    let struct_ident = crate::wire::struct_header("HbaseDeleteAllResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10927,21 +10928,21 @@ impl HbaseDeleteAllTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteAllTs_args");
+    let struct_ident = crate::wire::struct_header("deleteAllTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -10998,10 +10999,10 @@ impl HbaseDeleteAllTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDeleteAllTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseDeleteAllTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11063,15 +11064,15 @@ impl HbaseDeleteAllRowArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteAllRow_args");
+    let struct_ident = crate::wire::struct_header("deleteAllRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -11128,10 +11129,10 @@ impl HbaseDeleteAllRowResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDeleteAllRowResult");
+    let struct_ident = crate::wire::struct_header("HbaseDeleteAllRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11177,9 +11178,9 @@ impl HbaseIncrementArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("increment_args");
+    let struct_ident = crate::wire::struct_header("increment_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("increment", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("increment", TType::Struct, 1))?;
     self.increment.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11231,10 +11232,10 @@ impl HbaseIncrementResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseIncrementResult");
+    let struct_ident = crate::wire::struct_header("HbaseIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11282,9 +11283,9 @@ impl HbaseIncrementRowsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("incrementRows_args");
+    let struct_ident = crate::wire::struct_header("incrementRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("increments", TType::List, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("increments", TType::List, 1))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.increments.len() as i32))?;
     for e in &self.increments {
       e.write_to_out_protocol(o_prot)?;
@@ -11340,10 +11341,10 @@ impl HbaseIncrementRowsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseIncrementRowsResult");
+    let struct_ident = crate::wire::struct_header("HbaseIncrementRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11412,18 +11413,18 @@ impl HbaseDeleteAllRowTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteAllRowTs_args");
+    let struct_ident = crate::wire::struct_header("deleteAllRowTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -11480,10 +11481,10 @@ impl HbaseDeleteAllRowTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseDeleteAllRowTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseDeleteAllRowTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11545,15 +11546,15 @@ impl HbaseScannerOpenWithScanArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpenWithScan_args");
+    let struct_ident = crate::wire::struct_header("scannerOpenWithScan_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("scan", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("scan", TType::Struct, 2))?;
     self.scan.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -11626,15 +11627,15 @@ impl HbaseScannerOpenWithScanResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithScanResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenWithScanResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11705,22 +11706,22 @@ impl HbaseScannerOpenArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpen_args");
+    let struct_ident = crate::wire::struct_header("scannerOpen_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 2))?;
     o_prot.write_bytes(&self.start_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -11793,15 +11794,15 @@ impl HbaseScannerOpenResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11879,25 +11880,25 @@ impl HbaseScannerOpenWithStopArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpenWithStop_args");
+    let struct_ident = crate::wire::struct_header("scannerOpenWithStop_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 2))?;
     o_prot.write_bytes(&self.start_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("stopRow", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("stopRow", TType::String, 3))?;
     o_prot.write_bytes(&self.stop_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 4))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -11970,15 +11971,15 @@ impl HbaseScannerOpenWithStopResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithStopResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenWithStopResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12049,22 +12050,22 @@ impl HbaseScannerOpenWithPrefixArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpenWithPrefix_args");
+    let struct_ident = crate::wire::struct_header("scannerOpenWithPrefix_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startAndPrefix", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startAndPrefix", TType::String, 2))?;
     o_prot.write_bytes(&self.start_and_prefix)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -12137,15 +12138,15 @@ impl HbaseScannerOpenWithPrefixResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithPrefixResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenWithPrefixResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12223,25 +12224,25 @@ impl HbaseScannerOpenTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpenTs_args");
+    let struct_ident = crate::wire::struct_header("scannerOpenTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 2))?;
     o_prot.write_bytes(&self.start_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -12314,15 +12315,15 @@ impl HbaseScannerOpenTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12407,28 +12408,28 @@ impl HbaseScannerOpenWithStopTsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerOpenWithStopTs_args");
+    let struct_ident = crate::wire::struct_header("scannerOpenWithStopTs_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 2))?;
     o_prot.write_bytes(&self.start_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("stopRow", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("stopRow", TType::String, 3))?;
     o_prot.write_bytes(&self.stop_row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 4))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.columns.len() as i32))?;
     for e in &self.columns {
       o_prot.write_bytes(e)?;
     }
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 5))?;
     o_prot.write_i64(self.timestamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 6))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -12501,15 +12502,15 @@ impl HbaseScannerOpenWithStopTsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerOpenWithStopTsResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerOpenWithStopTsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12555,9 +12556,9 @@ impl HbaseScannerGetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerGet_args");
+    let struct_ident = crate::wire::struct_header("scannerGet_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("id", TType::I32, 1))?;
     o_prot.write_i32(self.id)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12636,10 +12637,10 @@ impl HbaseScannerGetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerGetResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12648,12 +12649,12 @@ impl HbaseScannerGetResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12706,12 +12707,12 @@ impl HbaseScannerGetListArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerGetList_args");
+    let struct_ident = crate::wire::struct_header("scannerGetList_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("id", TType::I32, 1))?;
     o_prot.write_i32(self.id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("nbRows", TType::I32, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("nbRows", TType::I32, 2))?;
     o_prot.write_i32(self.nb_rows)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12790,10 +12791,10 @@ impl HbaseScannerGetListResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerGetListResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerGetListResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12802,12 +12803,12 @@ impl HbaseScannerGetListResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12853,9 +12854,9 @@ impl HbaseScannerCloseArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("scannerClose_args");
+    let struct_ident = crate::wire::struct_header("scannerClose_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("id", TType::I32, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("id", TType::I32, 1))?;
     o_prot.write_i32(self.id)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12916,15 +12917,15 @@ impl HbaseScannerCloseResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseScannerCloseResult");
+    let struct_ident = crate::wire::struct_header("HbaseScannerCloseResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12984,15 +12985,15 @@ impl HbaseGetRowOrBeforeArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRowOrBefore_args");
+    let struct_ident = crate::wire::struct_header("getRowOrBefore_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 3))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13062,10 +13063,10 @@ impl HbaseGetRowOrBeforeResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRowOrBeforeResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRowOrBeforeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -13074,7 +13075,7 @@ impl HbaseGetRowOrBeforeResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13120,9 +13121,9 @@ impl HbaseGetRegionInfoArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRegionInfo_args");
+    let struct_ident = crate::wire::struct_header("getRegionInfo_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13190,15 +13191,15 @@ impl HbaseGetRegionInfoResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetRegionInfoResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetRegionInfoResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13244,9 +13245,9 @@ impl HbaseAppendArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("append_args");
+    let struct_ident = crate::wire::struct_header("append_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("append", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("append", TType::Struct, 1))?;
     self.append.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13316,10 +13317,10 @@ impl HbaseAppendResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseAppendResult");
+    let struct_ident = crate::wire::struct_header("HbaseAppendResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -13328,7 +13329,7 @@ impl HbaseAppendResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13411,24 +13412,24 @@ impl HbaseCheckAndPutArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("checkAndPut_args");
+    let struct_ident = crate::wire::struct_header("checkAndPut_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 1))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 3))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 5))?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mput", TType::Struct, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("mput", TType::Struct, 6))?;
     self.mput.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 7))?;
+    o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 7))?;
     o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, self.attributes.len() as i32))?;
     for (k, v) in &self.attributes {
       o_prot.write_bytes(k)?;
@@ -13510,20 +13511,20 @@ impl HbaseCheckAndPutResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseCheckAndPutResult");
+    let struct_ident = crate::wire::struct_header("HbaseCheckAndPutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13561,7 +13562,7 @@ impl HbaseGetThriftServerTypeArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getThriftServerType_args");
+    let struct_ident = crate::wire::struct_header("getThriftServerType_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13619,10 +13620,10 @@ impl HbaseGetThriftServerTypeResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetThriftServerTypeResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetThriftServerTypeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13660,7 +13661,7 @@ impl HbaseGetClusterIdArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getClusterId_args");
+    let struct_ident = crate::wire::struct_header("getClusterId_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -13718,10 +13719,10 @@ impl HbaseGetClusterIdResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGetClusterIdResult");
+    let struct_ident = crate::wire::struct_header("HbaseGetClusterIdResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::String, 0))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -13768,9 +13769,9 @@ impl HbaseGrantArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("grant_args");
+    let struct_ident = crate::wire::struct_header("grant_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("info", TType::Struct, 1))?;
     self.info.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13838,15 +13839,15 @@ impl HbaseGrantResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseGrantResult");
+    let struct_ident = crate::wire::struct_header("HbaseGrantResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13893,9 +13894,9 @@ impl HbaseRevokeArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("revoke_args");
+    let struct_ident = crate::wire::struct_header("revoke_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("info", TType::Struct, 1))?;
     self.info.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13963,15 +13964,15 @@ impl HbaseRevokeResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("HbaseRevokeResult");
+    let struct_ident = crate::wire::struct_header("HbaseRevokeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }

@@ -5,7 +5,8 @@
 // methods are skipped and answered with UNKNOWN_METHOD, undecodable arguments
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
-// container sizes are checked and an empty union is an error, not a panic.
+// container sizes are checked and an empty union is an error, not a panic;
+// call structs are public and writers build nameless identifiers.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -833,12 +834,12 @@ impl TSerializable for TTimeRange {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TTimeRange");
+    let struct_ident = crate::wire::struct_header("TTimeRange");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("minStamp", TType::I64, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("minStamp", TType::I64, 1))?;
     o_prot.write_i64(self.min_stamp)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("maxStamp", TType::I64, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("maxStamp", TType::I64, 2))?;
     o_prot.write_i64(self.max_stamp)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -909,18 +910,18 @@ impl TSerializable for TColumn {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TColumn");
+    let struct_ident = crate::wire::struct_header("TColumn");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 1))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.qualifier {
-      o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1020,29 +1021,29 @@ impl TSerializable for TColumnValue {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TColumnValue");
+    let struct_ident = crate::wire::struct_header("TColumnValue");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 1))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 2))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 3))?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 4))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.tags {
-      o_prot.write_field_begin(&TFieldIdentifier::new("tags", TType::String, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("tags", TType::String, 5))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.type_ {
-      o_prot.write_field_begin(&TFieldIdentifier::new("type", TType::I08, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("type", TType::I08, 6))?;
       o_prot.write_i8(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1115,16 +1116,16 @@ impl TSerializable for TColumnIncrement {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TColumnIncrement");
+    let struct_ident = crate::wire::struct_header("TColumnIncrement");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 1))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 2))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.amount {
-      o_prot.write_field_begin(&TFieldIdentifier::new("amount", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("amount", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1207,14 +1208,14 @@ impl TSerializable for TResult {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TResult");
+    let struct_ident = crate::wire::struct_header("TResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
-    o_prot.write_field_begin(&TFieldIdentifier::new("columnValues", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columnValues", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.column_values.len() as i32))?;
     for e in &self.column_values {
       e.write_to_out_protocol(o_prot)?;
@@ -1222,12 +1223,12 @@ impl TSerializable for TResult {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.stale {
-      o_prot.write_field_begin(&TFieldIdentifier::new("stale", TType::Bool, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("stale", TType::Bool, 3))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.partial {
-      o_prot.write_field_begin(&TFieldIdentifier::new("partial", TType::Bool, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("partial", TType::Bool, 4))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1284,10 +1285,10 @@ impl TSerializable for TAuthorization {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TAuthorization");
+    let struct_ident = crate::wire::struct_header("TAuthorization");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.labels {
-      o_prot.write_field_begin(&TFieldIdentifier::new("labels", TType::List, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("labels", TType::List, 1))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -1354,10 +1355,10 @@ impl TSerializable for TCellVisibility {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TCellVisibility");
+    let struct_ident = crate::wire::struct_header("TCellVisibility");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.expression {
-      o_prot.write_field_begin(&TFieldIdentifier::new("expression", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("expression", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1538,13 +1539,13 @@ impl TSerializable for TGet {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TGet");
+    let struct_ident = crate::wire::struct_header("TGet");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 2))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -1553,27 +1554,27 @@ impl TSerializable for TGet {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.time_range {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timeRange", TType::Struct, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timeRange", TType::Struct, 4))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_versions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("maxVersions", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("maxVersions", TType::I32, 5))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_string {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterString", TType::String, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterString", TType::String, 6))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 7))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -1583,42 +1584,42 @@ impl TSerializable for TGet {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.authorizations {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authorizations", TType::Struct, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("authorizations", TType::Struct, 8))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.consistency {
-      o_prot.write_field_begin(&TFieldIdentifier::new("consistency", TType::I32, 9))?;
+      o_prot.write_field_begin(&crate::wire::field_header("consistency", TType::I32, 9))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.target_replica_id {
-      o_prot.write_field_begin(&TFieldIdentifier::new("targetReplicaId", TType::I32, 10))?;
+      o_prot.write_field_begin(&crate::wire::field_header("targetReplicaId", TType::I32, 10))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_blocks {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheBlocks", TType::Bool, 11))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheBlocks", TType::Bool, 11))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.store_limit {
-      o_prot.write_field_begin(&TFieldIdentifier::new("storeLimit", TType::I32, 12))?;
+      o_prot.write_field_begin(&crate::wire::field_header("storeLimit", TType::I32, 12))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.store_offset {
-      o_prot.write_field_begin(&TFieldIdentifier::new("storeOffset", TType::I32, 13))?;
+      o_prot.write_field_begin(&crate::wire::field_header("storeOffset", TType::I32, 13))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.existence_only {
-      o_prot.write_field_begin(&TFieldIdentifier::new("existence_only", TType::Bool, 14))?;
+      o_prot.write_field_begin(&crate::wire::field_header("existence_only", TType::Bool, 14))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_bytes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterBytes", TType::String, 15))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterBytes", TType::String, 15))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -1720,12 +1721,12 @@ impl TSerializable for TPut {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TPut");
+    let struct_ident = crate::wire::struct_header("TPut");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columnValues", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columnValues", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.column_values.len() as i32))?;
     for e in &self.column_values {
       e.write_to_out_protocol(o_prot)?;
@@ -1733,12 +1734,12 @@ impl TSerializable for TPut {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 5))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -1748,12 +1749,12 @@ impl TSerializable for TPut {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.durability {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durability", TType::I32, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("durability", TType::I32, 6))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cell_visibility {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cellVisibility", TType::Struct, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cellVisibility", TType::Struct, 7))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -1862,13 +1863,13 @@ impl TSerializable for TDelete {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TDelete");
+    let struct_ident = crate::wire::struct_header("TDelete");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 2))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -1877,17 +1878,17 @@ impl TSerializable for TDelete {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.timestamp {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timestamp", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timestamp", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.delete_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("deleteType", TType::I32, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("deleteType", TType::I32, 4))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 6))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -1897,12 +1898,12 @@ impl TSerializable for TDelete {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.durability {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durability", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("durability", TType::I32, 7))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cell_visibility {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cellVisibility", TType::Struct, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cellVisibility", TType::Struct, 8))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -2003,12 +2004,12 @@ impl TSerializable for TIncrement {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TIncrement");
+    let struct_ident = crate::wire::struct_header("TIncrement");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -2016,7 +2017,7 @@ impl TSerializable for TIncrement {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 4))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -2026,17 +2027,17 @@ impl TSerializable for TIncrement {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.durability {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durability", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("durability", TType::I32, 5))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cell_visibility {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cellVisibility", TType::Struct, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cellVisibility", TType::Struct, 6))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.return_results {
-      o_prot.write_field_begin(&TFieldIdentifier::new("returnResults", TType::Bool, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("returnResults", TType::Bool, 7))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2137,12 +2138,12 @@ impl TSerializable for TAppend {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TAppend");
+    let struct_ident = crate::wire::struct_header("TAppend");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.columns.len() as i32))?;
     for e in &self.columns {
       e.write_to_out_protocol(o_prot)?;
@@ -2150,7 +2151,7 @@ impl TSerializable for TAppend {
     o_prot.write_list_end()?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -2160,17 +2161,17 @@ impl TSerializable for TAppend {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.durability {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durability", TType::I32, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("durability", TType::I32, 4))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.cell_visibility {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cellVisibility", TType::Struct, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cellVisibility", TType::Struct, 5))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.return_results {
-      o_prot.write_field_begin(&TFieldIdentifier::new("returnResults", TType::Bool, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("returnResults", TType::Bool, 6))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2368,20 +2369,20 @@ impl TSerializable for TScan {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TScan");
+    let struct_ident = crate::wire::struct_header("TScan");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.start_row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("startRow", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("startRow", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.stop_row {
-      o_prot.write_field_begin(&TFieldIdentifier::new("stopRow", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("stopRow", TType::String, 2))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 3))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -2390,32 +2391,32 @@ impl TSerializable for TScan {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.caching {
-      o_prot.write_field_begin(&TFieldIdentifier::new("caching", TType::I32, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("caching", TType::I32, 4))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_versions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("maxVersions", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("maxVersions", TType::I32, 5))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.time_range {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timeRange", TType::Struct, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timeRange", TType::Struct, 6))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_string {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterString", TType::String, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterString", TType::String, 7))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.batch_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("batchSize", TType::I32, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("batchSize", TType::I32, 8))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 9))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 9))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -2425,22 +2426,22 @@ impl TSerializable for TScan {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.authorizations {
-      o_prot.write_field_begin(&TFieldIdentifier::new("authorizations", TType::Struct, 10))?;
+      o_prot.write_field_begin(&crate::wire::field_header("authorizations", TType::Struct, 10))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.reversed {
-      o_prot.write_field_begin(&TFieldIdentifier::new("reversed", TType::Bool, 11))?;
+      o_prot.write_field_begin(&crate::wire::field_header("reversed", TType::Bool, 11))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_blocks {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheBlocks", TType::Bool, 12))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheBlocks", TType::Bool, 12))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.col_fam_time_range_map {
-      o_prot.write_field_begin(&TFieldIdentifier::new("colFamTimeRangeMap", TType::Map, 13))?;
+      o_prot.write_field_begin(&crate::wire::field_header("colFamTimeRangeMap", TType::Map, 13))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::Struct, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -2450,27 +2451,27 @@ impl TSerializable for TScan {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.read_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("readType", TType::I32, 14))?;
+      o_prot.write_field_begin(&crate::wire::field_header("readType", TType::I32, 14))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.limit {
-      o_prot.write_field_begin(&TFieldIdentifier::new("limit", TType::I32, 15))?;
+      o_prot.write_field_begin(&crate::wire::field_header("limit", TType::I32, 15))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.consistency {
-      o_prot.write_field_begin(&TFieldIdentifier::new("consistency", TType::I32, 16))?;
+      o_prot.write_field_begin(&crate::wire::field_header("consistency", TType::I32, 16))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.target_replica_id {
-      o_prot.write_field_begin(&TFieldIdentifier::new("targetReplicaId", TType::I32, 17))?;
+      o_prot.write_field_begin(&crate::wire::field_header("targetReplicaId", TType::I32, 17))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_bytes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterBytes", TType::String, 18))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterBytes", TType::String, 18))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2571,16 +2572,16 @@ impl TSerializable for TMutation {
     }
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TMutation");
+    let struct_ident = crate::wire::struct_header("TMutation");
     o_prot.write_struct_begin(&struct_ident)?;
     match *self {
       TMutation::Put(ref f) => {
-        o_prot.write_field_begin(&TFieldIdentifier::new("put", TType::Struct, 1))?;
+        o_prot.write_field_begin(&crate::wire::field_header("put", TType::Struct, 1))?;
         f.write_to_out_protocol(o_prot)?;
         o_prot.write_field_end()?;
       },
       TMutation::DeleteSingle(ref f) => {
-        o_prot.write_field_begin(&TFieldIdentifier::new("deleteSingle", TType::Struct, 2))?;
+        o_prot.write_field_begin(&crate::wire::field_header("deleteSingle", TType::Struct, 2))?;
         f.write_to_out_protocol(o_prot)?;
         o_prot.write_field_end()?;
       },
@@ -2648,12 +2649,12 @@ impl TSerializable for TRowMutations {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TRowMutations");
+    let struct_ident = crate::wire::struct_header("TRowMutations");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 1))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("mutations", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("mutations", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.mutations.len() as i32))?;
     for e in &self.mutations {
       e.write_to_out_protocol(o_prot)?;
@@ -2761,36 +2762,36 @@ impl TSerializable for THRegionInfo {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THRegionInfo");
+    let struct_ident = crate::wire::struct_header("THRegionInfo");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("regionId", TType::I64, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("regionId", TType::I64, 1))?;
     o_prot.write_i64(self.region_id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 2))?;
     o_prot.write_bytes(&self.table_name)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.start_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("startKey", TType::String, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("startKey", TType::String, 3))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.end_key {
-      o_prot.write_field_begin(&TFieldIdentifier::new("endKey", TType::String, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("endKey", TType::String, 4))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.offline {
-      o_prot.write_field_begin(&TFieldIdentifier::new("offline", TType::Bool, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("offline", TType::Bool, 5))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.split {
-      o_prot.write_field_begin(&TFieldIdentifier::new("split", TType::Bool, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("split", TType::Bool, 6))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.replica_id {
-      o_prot.write_field_begin(&TFieldIdentifier::new("replicaId", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("replicaId", TType::I32, 7))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2862,18 +2863,18 @@ impl TSerializable for TServerName {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TServerName");
+    let struct_ident = crate::wire::struct_header("TServerName");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("hostName", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("hostName", TType::String, 1))?;
     o_prot.write_string(&self.host_name)?;
     o_prot.write_field_end()?;
     if let Some(fld_var) = self.port {
-      o_prot.write_field_begin(&TFieldIdentifier::new("port", TType::I32, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("port", TType::I32, 2))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.start_code {
-      o_prot.write_field_begin(&TFieldIdentifier::new("startCode", TType::I64, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("startCode", TType::I64, 3))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -2938,12 +2939,12 @@ impl TSerializable for THRegionLocation {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THRegionLocation");
+    let struct_ident = crate::wire::struct_header("THRegionLocation");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("serverName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("serverName", TType::Struct, 1))?;
     self.server_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("regionInfo", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("regionInfo", TType::Struct, 2))?;
     self.region_info.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -3006,14 +3007,14 @@ impl TSerializable for TTableName {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TTableName");
+    let struct_ident = crate::wire::struct_header("TTableName");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.ns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ns", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ns", TType::String, 1))?;
       o_prot.write_bytes(fld_var)?;
       o_prot.write_field_end()?
     }
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 2))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -3224,13 +3225,13 @@ impl TSerializable for TColumnFamilyDescriptor {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TColumnFamilyDescriptor");
+    let struct_ident = crate::wire::struct_header("TColumnFamilyDescriptor");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_bytes(&self.name)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 2))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -3240,7 +3241,7 @@ impl TSerializable for TColumnFamilyDescriptor {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.configuration {
-      o_prot.write_field_begin(&TFieldIdentifier::new("configuration", TType::Map, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("configuration", TType::Map, 3))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -3250,87 +3251,87 @@ impl TSerializable for TColumnFamilyDescriptor {
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.block_size {
-      o_prot.write_field_begin(&TFieldIdentifier::new("blockSize", TType::I32, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("blockSize", TType::I32, 4))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.bloomn_filter_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("bloomnFilterType", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("bloomnFilterType", TType::I32, 5))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.compression_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compressionType", TType::I32, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("compressionType", TType::I32, 6))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.dfs_replication {
-      o_prot.write_field_begin(&TFieldIdentifier::new("dfsReplication", TType::I16, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("dfsReplication", TType::I16, 7))?;
       o_prot.write_i16(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.data_block_encoding {
-      o_prot.write_field_begin(&TFieldIdentifier::new("dataBlockEncoding", TType::I32, 8))?;
+      o_prot.write_field_begin(&crate::wire::field_header("dataBlockEncoding", TType::I32, 8))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.keep_deleted_cells {
-      o_prot.write_field_begin(&TFieldIdentifier::new("keepDeletedCells", TType::I32, 9))?;
+      o_prot.write_field_begin(&crate::wire::field_header("keepDeletedCells", TType::I32, 9))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.max_versions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("maxVersions", TType::I32, 10))?;
+      o_prot.write_field_begin(&crate::wire::field_header("maxVersions", TType::I32, 10))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.min_versions {
-      o_prot.write_field_begin(&TFieldIdentifier::new("minVersions", TType::I32, 11))?;
+      o_prot.write_field_begin(&crate::wire::field_header("minVersions", TType::I32, 11))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.scope {
-      o_prot.write_field_begin(&TFieldIdentifier::new("scope", TType::I32, 12))?;
+      o_prot.write_field_begin(&crate::wire::field_header("scope", TType::I32, 12))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.time_to_live {
-      o_prot.write_field_begin(&TFieldIdentifier::new("timeToLive", TType::I32, 13))?;
+      o_prot.write_field_begin(&crate::wire::field_header("timeToLive", TType::I32, 13))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.block_cache_enabled {
-      o_prot.write_field_begin(&TFieldIdentifier::new("blockCacheEnabled", TType::Bool, 14))?;
+      o_prot.write_field_begin(&crate::wire::field_header("blockCacheEnabled", TType::Bool, 14))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_blooms_on_write {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheBloomsOnWrite", TType::Bool, 15))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheBloomsOnWrite", TType::Bool, 15))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_data_on_write {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheDataOnWrite", TType::Bool, 16))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheDataOnWrite", TType::Bool, 16))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.cache_indexes_on_write {
-      o_prot.write_field_begin(&TFieldIdentifier::new("cacheIndexesOnWrite", TType::Bool, 17))?;
+      o_prot.write_field_begin(&crate::wire::field_header("cacheIndexesOnWrite", TType::Bool, 17))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.compress_tags {
-      o_prot.write_field_begin(&TFieldIdentifier::new("compressTags", TType::Bool, 18))?;
+      o_prot.write_field_begin(&crate::wire::field_header("compressTags", TType::Bool, 18))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.evict_blocks_on_close {
-      o_prot.write_field_begin(&TFieldIdentifier::new("evictBlocksOnClose", TType::Bool, 19))?;
+      o_prot.write_field_begin(&crate::wire::field_header("evictBlocksOnClose", TType::Bool, 19))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.in_memory {
-      o_prot.write_field_begin(&TFieldIdentifier::new("inMemory", TType::Bool, 20))?;
+      o_prot.write_field_begin(&crate::wire::field_header("inMemory", TType::Bool, 20))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -3414,13 +3415,13 @@ impl TSerializable for TTableDescriptor {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TTableDescriptor");
+    let struct_ident = crate::wire::struct_header("TTableDescriptor");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.columns {
-      o_prot.write_field_begin(&TFieldIdentifier::new("columns", TType::List, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("columns", TType::List, 2))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -3429,7 +3430,7 @@ impl TSerializable for TTableDescriptor {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.attributes {
-      o_prot.write_field_begin(&TFieldIdentifier::new("attributes", TType::Map, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("attributes", TType::Map, 3))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_bytes(k)?;
@@ -3439,7 +3440,7 @@ impl TSerializable for TTableDescriptor {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.durability {
-      o_prot.write_field_begin(&TFieldIdentifier::new("durability", TType::I32, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("durability", TType::I32, 4))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -3505,13 +3506,13 @@ impl TSerializable for TNamespaceDescriptor {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TNamespaceDescriptor");
+    let struct_ident = crate::wire::struct_header("TNamespaceDescriptor");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.configuration {
-      o_prot.write_field_begin(&TFieldIdentifier::new("configuration", TType::Map, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("configuration", TType::Map, 2))?;
       o_prot.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, fld_var.len() as i32))?;
       for (k, v) in fld_var {
         o_prot.write_string(k)?;
@@ -3619,40 +3620,40 @@ impl TSerializable for TLogQueryFilter {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TLogQueryFilter");
+    let struct_ident = crate::wire::struct_header("TLogQueryFilter");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.region_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("regionName", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("regionName", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.client_address {
-      o_prot.write_field_begin(&TFieldIdentifier::new("clientAddress", TType::String, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("clientAddress", TType::String, 2))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.table_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 3))?;
+      o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 3))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.user_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("userName", TType::String, 4))?;
+      o_prot.write_field_begin(&crate::wire::field_header("userName", TType::String, 4))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.limit {
-      o_prot.write_field_begin(&TFieldIdentifier::new("limit", TType::I32, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("limit", TType::I32, 5))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.log_type {
-      o_prot.write_field_begin(&TFieldIdentifier::new("logType", TType::I32, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("logType", TType::I32, 6))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.filter_by_operator {
-      o_prot.write_field_begin(&TFieldIdentifier::new("filterByOperator", TType::I32, 7))?;
+      o_prot.write_field_begin(&crate::wire::field_header("filterByOperator", TType::I32, 7))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -3854,59 +3855,59 @@ impl TSerializable for TOnlineLogRecord {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TOnlineLogRecord");
+    let struct_ident = crate::wire::struct_header("TOnlineLogRecord");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("startTime", TType::I64, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("startTime", TType::I64, 1))?;
     o_prot.write_i64(self.start_time)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("processingTime", TType::I32, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("processingTime", TType::I32, 2))?;
     o_prot.write_i32(self.processing_time)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("queueTime", TType::I32, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("queueTime", TType::I32, 3))?;
     o_prot.write_i32(self.queue_time)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("responseSize", TType::I64, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("responseSize", TType::I64, 4))?;
     o_prot.write_i64(self.response_size)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("clientAddress", TType::String, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("clientAddress", TType::String, 5))?;
     o_prot.write_string(&self.client_address)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("serverClass", TType::String, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("serverClass", TType::String, 6))?;
     o_prot.write_string(&self.server_class)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("methodName", TType::String, 7))?;
+    o_prot.write_field_begin(&crate::wire::field_header("methodName", TType::String, 7))?;
     o_prot.write_string(&self.method_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("callDetails", TType::String, 8))?;
+    o_prot.write_field_begin(&crate::wire::field_header("callDetails", TType::String, 8))?;
     o_prot.write_string(&self.call_details)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("param", TType::String, 9))?;
+    o_prot.write_field_begin(&crate::wire::field_header("param", TType::String, 9))?;
     o_prot.write_string(&self.param)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("userName", TType::String, 10))?;
+    o_prot.write_field_begin(&crate::wire::field_header("userName", TType::String, 10))?;
     o_prot.write_string(&self.user_name)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("multiGetsCount", TType::I32, 11))?;
+    o_prot.write_field_begin(&crate::wire::field_header("multiGetsCount", TType::I32, 11))?;
     o_prot.write_i32(self.multi_gets_count)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("multiMutationsCount", TType::I32, 12))?;
+    o_prot.write_field_begin(&crate::wire::field_header("multiMutationsCount", TType::I32, 12))?;
     o_prot.write_i32(self.multi_mutations_count)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("multiServiceCalls", TType::I32, 13))?;
+    o_prot.write_field_begin(&crate::wire::field_header("multiServiceCalls", TType::I32, 13))?;
     o_prot.write_i32(self.multi_service_calls)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.region_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("regionName", TType::String, 14))?;
+      o_prot.write_field_begin(&crate::wire::field_header("regionName", TType::String, 14))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.block_bytes_scanned {
-      o_prot.write_field_begin(&TFieldIdentifier::new("blockBytesScanned", TType::I64, 15))?;
+      o_prot.write_field_begin(&crate::wire::field_header("blockBytesScanned", TType::I64, 15))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.fs_read_time {
-      o_prot.write_field_begin(&TFieldIdentifier::new("fsReadTime", TType::I64, 16))?;
+      o_prot.write_field_begin(&crate::wire::field_header("fsReadTime", TType::I64, 16))?;
       o_prot.write_i64(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -3969,15 +3970,15 @@ impl TSerializable for TIOError {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TIOError");
+    let struct_ident = crate::wire::struct_header("TIOError");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.message {
-      o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("message", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(fld_var) = self.can_retry {
-      o_prot.write_field_begin(&TFieldIdentifier::new("canRetry", TType::Bool, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("canRetry", TType::Bool, 2))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -4055,10 +4056,10 @@ impl TSerializable for TIllegalArgument {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TIllegalArgument");
+    let struct_ident = crate::wire::struct_header("TIllegalArgument");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.message {
-      o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("message", TType::String, 1))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -4172,24 +4173,24 @@ impl TSerializable for TAccessControlEntity {
     Ok(ret)
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("TAccessControlEntity");
+    let struct_ident = crate::wire::struct_header("TAccessControlEntity");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("username", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("username", TType::String, 1))?;
     o_prot.write_string(&self.username)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("scope", TType::I32, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("scope", TType::I32, 2))?;
     self.scope.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("actions", TType::String, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("actions", TType::String, 4))?;
     o_prot.write_string(&self.actions)?;
     o_prot.write_field_end()?;
     if let Some(ref fld_var) = self.table_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::String, 5))?;
+      o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::String, 5))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ns_name {
-      o_prot.write_field_begin(&TFieldIdentifier::new("nsName", TType::String, 6))?;
+      o_prot.write_field_begin(&crate::wire::field_header("nsName", TType::String, 6))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -9347,12 +9348,12 @@ impl THBaseServiceExistsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("exists_args");
+    let struct_ident = crate::wire::struct_header("exists_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tget", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tget", TType::Struct, 2))?;
     self.tget.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9420,15 +9421,15 @@ impl THBaseServiceExistsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceExistsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceExistsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9485,12 +9486,12 @@ impl THBaseServiceExistsAllArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("existsAll_args");
+    let struct_ident = crate::wire::struct_header("existsAll_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tgets", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tgets", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.tgets.len() as i32))?;
     for e in &self.tgets {
       e.write_to_out_protocol(o_prot)?;
@@ -9564,10 +9565,10 @@ impl THBaseServiceExistsAllResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceExistsAllResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceExistsAllResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Bool, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bool(*e)?;
@@ -9576,7 +9577,7 @@ impl THBaseServiceExistsAllResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9631,12 +9632,12 @@ impl THBaseServiceGetArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("get_args");
+    let struct_ident = crate::wire::struct_header("get_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tget", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tget", TType::Struct, 2))?;
     self.tget.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9704,15 +9705,15 @@ impl THBaseServiceGetResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9769,12 +9770,12 @@ impl THBaseServiceGetMultipleArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getMultiple_args");
+    let struct_ident = crate::wire::struct_header("getMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tgets", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tgets", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.tgets.len() as i32))?;
     for e in &self.tgets {
       e.write_to_out_protocol(o_prot)?;
@@ -9848,10 +9849,10 @@ impl THBaseServiceGetMultipleResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetMultipleResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -9860,7 +9861,7 @@ impl THBaseServiceGetMultipleResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -9915,12 +9916,12 @@ impl THBaseServicePutArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("put_args");
+    let struct_ident = crate::wire::struct_header("put_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tput", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tput", TType::Struct, 2))?;
     self.tput.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -9972,10 +9973,10 @@ impl THBaseServicePutResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServicePutResult");
+    let struct_ident = crate::wire::struct_header("THBaseServicePutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10061,24 +10062,24 @@ impl THBaseServiceCheckAndPutArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("checkAndPut_args");
+    let struct_ident = crate::wire::struct_header("checkAndPut_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 3))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 4))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 5))?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tput", TType::Struct, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tput", TType::Struct, 6))?;
     self.tput.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10146,15 +10147,15 @@ impl THBaseServiceCheckAndPutResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndPutResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCheckAndPutResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10211,12 +10212,12 @@ impl THBaseServicePutMultipleArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("putMultiple_args");
+    let struct_ident = crate::wire::struct_header("putMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tputs", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tputs", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.tputs.len() as i32))?;
     for e in &self.tputs {
       e.write_to_out_protocol(o_prot)?;
@@ -10272,10 +10273,10 @@ impl THBaseServicePutMultipleResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServicePutMultipleResult");
+    let struct_ident = crate::wire::struct_header("THBaseServicePutMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10330,12 +10331,12 @@ impl THBaseServiceDeleteSingleArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteSingle_args");
+    let struct_ident = crate::wire::struct_header("deleteSingle_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tdelete", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tdelete", TType::Struct, 2))?;
     self.tdelete.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10387,10 +10388,10 @@ impl THBaseServiceDeleteSingleResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDeleteSingleResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDeleteSingleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10447,12 +10448,12 @@ impl THBaseServiceDeleteMultipleArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteMultiple_args");
+    let struct_ident = crate::wire::struct_header("deleteMultiple_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tdeletes", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tdeletes", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.tdeletes.len() as i32))?;
     for e in &self.tdeletes {
       e.write_to_out_protocol(o_prot)?;
@@ -10526,10 +10527,10 @@ impl THBaseServiceDeleteMultipleResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDeleteMultipleResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDeleteMultipleResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -10538,7 +10539,7 @@ impl THBaseServiceDeleteMultipleResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10624,24 +10625,24 @@ impl THBaseServiceCheckAndDeleteArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("checkAndDelete_args");
+    let struct_ident = crate::wire::struct_header("checkAndDelete_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 3))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 4))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 5))?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tdelete", TType::Struct, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tdelete", TType::Struct, 6))?;
     self.tdelete.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10709,15 +10710,15 @@ impl THBaseServiceCheckAndDeleteResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndDeleteResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCheckAndDeleteResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10772,12 +10773,12 @@ impl THBaseServiceIncrementArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("increment_args");
+    let struct_ident = crate::wire::struct_header("increment_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tincrement", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tincrement", TType::Struct, 2))?;
     self.tincrement.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10845,15 +10846,15 @@ impl THBaseServiceIncrementResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceIncrementResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceIncrementResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -10908,12 +10909,12 @@ impl THBaseServiceAppendArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("append_args");
+    let struct_ident = crate::wire::struct_header("append_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tappend", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tappend", TType::Struct, 2))?;
     self.tappend.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -10981,15 +10982,15 @@ impl THBaseServiceAppendResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceAppendResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceAppendResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11044,12 +11045,12 @@ impl THBaseServiceOpenScannerArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("openScanner_args");
+    let struct_ident = crate::wire::struct_header("openScanner_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tscan", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tscan", TType::Struct, 2))?;
     self.tscan.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11117,15 +11118,15 @@ impl THBaseServiceOpenScannerResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceOpenScannerResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceOpenScannerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       o_prot.write_i32(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11179,12 +11180,12 @@ impl THBaseServiceGetScannerRowsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getScannerRows_args");
+    let struct_ident = crate::wire::struct_header("getScannerRows_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("scannerId", TType::I32, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("scannerId", TType::I32, 1))?;
     o_prot.write_i32(self.scanner_id)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("numRows", TType::I32, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("numRows", TType::I32, 2))?;
     o_prot.write_i32(self.num_rows)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11263,10 +11264,10 @@ impl THBaseServiceGetScannerRowsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetScannerRowsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetScannerRowsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -11275,12 +11276,12 @@ impl THBaseServiceGetScannerRowsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11327,9 +11328,9 @@ impl THBaseServiceCloseScannerArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("closeScanner_args");
+    let struct_ident = crate::wire::struct_header("closeScanner_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("scannerId", TType::I32, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("scannerId", TType::I32, 1))?;
     o_prot.write_i32(self.scanner_id)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11390,15 +11391,15 @@ impl THBaseServiceCloseScannerResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCloseScannerResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCloseScannerResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.ia {
-      o_prot.write_field_begin(&TFieldIdentifier::new("ia", TType::Struct, 2))?;
+      o_prot.write_field_begin(&crate::wire::field_header("ia", TType::Struct, 2))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11453,12 +11454,12 @@ impl THBaseServiceMutateRowArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("mutateRow_args");
+    let struct_ident = crate::wire::struct_header("mutateRow_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("trowMutations", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("trowMutations", TType::Struct, 2))?;
     self.trow_mutations.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11510,10 +11511,10 @@ impl THBaseServiceMutateRowResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceMutateRowResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceMutateRowResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11575,15 +11576,15 @@ impl THBaseServiceGetScannerResultsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getScannerResults_args");
+    let struct_ident = crate::wire::struct_header("getScannerResults_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tscan", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tscan", TType::Struct, 2))?;
     self.tscan.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("numRows", TType::I32, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("numRows", TType::I32, 3))?;
     o_prot.write_i32(self.num_rows)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11653,10 +11654,10 @@ impl THBaseServiceGetScannerResultsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetScannerResultsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetScannerResultsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -11665,7 +11666,7 @@ impl THBaseServiceGetScannerResultsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11727,15 +11728,15 @@ impl THBaseServiceGetRegionLocationArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getRegionLocation_args");
+    let struct_ident = crate::wire::struct_header("getRegionLocation_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("reload", TType::Bool, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("reload", TType::Bool, 3))?;
     o_prot.write_bool(self.reload)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11803,15 +11804,15 @@ impl THBaseServiceGetRegionLocationResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetRegionLocationResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetRegionLocationResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -11858,9 +11859,9 @@ impl THBaseServiceGetAllRegionLocationsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getAllRegionLocations_args");
+    let struct_ident = crate::wire::struct_header("getAllRegionLocations_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -11930,10 +11931,10 @@ impl THBaseServiceGetAllRegionLocationsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetAllRegionLocationsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetAllRegionLocationsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -11942,7 +11943,7 @@ impl THBaseServiceGetAllRegionLocationsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12036,27 +12037,27 @@ impl THBaseServiceCheckAndMutateArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("checkAndMutate_args");
+    let struct_ident = crate::wire::struct_header("checkAndMutate_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::String, 1))?;
     o_prot.write_bytes(&self.table)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("row", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("row", TType::String, 2))?;
     o_prot.write_bytes(&self.row)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("family", TType::String, 3))?;
+    o_prot.write_field_begin(&crate::wire::field_header("family", TType::String, 3))?;
     o_prot.write_bytes(&self.family)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("qualifier", TType::String, 4))?;
+    o_prot.write_field_begin(&crate::wire::field_header("qualifier", TType::String, 4))?;
     o_prot.write_bytes(&self.qualifier)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("compareOperator", TType::I32, 5))?;
+    o_prot.write_field_begin(&crate::wire::field_header("compareOperator", TType::I32, 5))?;
     self.compare_operator.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("value", TType::String, 6))?;
+    o_prot.write_field_begin(&crate::wire::field_header("value", TType::String, 6))?;
     o_prot.write_bytes(&self.value)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("rowMutations", TType::Struct, 7))?;
+    o_prot.write_field_begin(&crate::wire::field_header("rowMutations", TType::Struct, 7))?;
     self.row_mutations.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12124,15 +12125,15 @@ impl THBaseServiceCheckAndMutateResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCheckAndMutateResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCheckAndMutateResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12179,9 +12180,9 @@ impl THBaseServiceGetTableDescriptorArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableDescriptor_args");
+    let struct_ident = crate::wire::struct_header("getTableDescriptor_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("table", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("table", TType::Struct, 1))?;
     self.table.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12249,15 +12250,15 @@ impl THBaseServiceGetTableDescriptorResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableDescriptorResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12306,9 +12307,9 @@ impl THBaseServiceGetTableDescriptorsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableDescriptors_args");
+    let struct_ident = crate::wire::struct_header("getTableDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tables", TType::List, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tables", TType::List, 1))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, self.tables.len() as i32))?;
     for e in &self.tables {
       e.write_to_out_protocol(o_prot)?;
@@ -12382,10 +12383,10 @@ impl THBaseServiceGetTableDescriptorsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12394,7 +12395,7 @@ impl THBaseServiceGetTableDescriptorsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12440,9 +12441,9 @@ impl THBaseServiceTableExistsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("tableExists_args");
+    let struct_ident = crate::wire::struct_header("tableExists_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12510,15 +12511,15 @@ impl THBaseServiceTableExistsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceTableExistsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceTableExistsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12572,12 +12573,12 @@ impl THBaseServiceGetTableDescriptorsByPatternArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableDescriptorsByPattern_args");
+    let struct_ident = crate::wire::struct_header("getTableDescriptorsByPattern_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("regex", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("regex", TType::String, 1))?;
     o_prot.write_string(&self.regex)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("includeSysTables", TType::Bool, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("includeSysTables", TType::Bool, 2))?;
     o_prot.write_bool(self.include_sys_tables)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12647,10 +12648,10 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsByPatternResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableDescriptorsByPatternResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12659,7 +12660,7 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12706,9 +12707,9 @@ impl THBaseServiceGetTableDescriptorsByNamespaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableDescriptorsByNamespace_args");
+    let struct_ident = crate::wire::struct_header("getTableDescriptorsByNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12778,10 +12779,10 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableDescriptorsByNamespaceResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableDescriptorsByNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12790,7 +12791,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12844,12 +12845,12 @@ impl THBaseServiceGetTableNamesByPatternArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableNamesByPattern_args");
+    let struct_ident = crate::wire::struct_header("getTableNamesByPattern_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("regex", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("regex", TType::String, 1))?;
     o_prot.write_string(&self.regex)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("includeSysTables", TType::Bool, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("includeSysTables", TType::Bool, 2))?;
     o_prot.write_bool(self.include_sys_tables)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -12919,10 +12920,10 @@ impl THBaseServiceGetTableNamesByPatternResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableNamesByPatternResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableNamesByPatternResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -12931,7 +12932,7 @@ impl THBaseServiceGetTableNamesByPatternResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -12978,9 +12979,9 @@ impl THBaseServiceGetTableNamesByNamespaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getTableNamesByNamespace_args");
+    let struct_ident = crate::wire::struct_header("getTableNamesByNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13050,10 +13051,10 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetTableNamesByNamespaceResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetTableNamesByNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -13062,7 +13063,7 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13118,12 +13119,12 @@ impl THBaseServiceCreateTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("createTable_args");
+    let struct_ident = crate::wire::struct_header("createTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("desc", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("desc", TType::Struct, 1))?;
     self.desc.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("splitKeys", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("splitKeys", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.split_keys.len() as i32))?;
     for e in &self.split_keys {
       o_prot.write_bytes(e)?;
@@ -13179,10 +13180,10 @@ impl THBaseServiceCreateTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCreateTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCreateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13229,9 +13230,9 @@ impl THBaseServiceDeleteTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteTable_args");
+    let struct_ident = crate::wire::struct_header("deleteTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13283,10 +13284,10 @@ impl THBaseServiceDeleteTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDeleteTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDeleteTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13341,12 +13342,12 @@ impl THBaseServiceTruncateTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("truncateTable_args");
+    let struct_ident = crate::wire::struct_header("truncateTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("preserveSplits", TType::Bool, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("preserveSplits", TType::Bool, 2))?;
     o_prot.write_bool(self.preserve_splits)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13398,10 +13399,10 @@ impl THBaseServiceTruncateTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceTruncateTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceTruncateTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13448,9 +13449,9 @@ impl THBaseServiceEnableTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("enableTable_args");
+    let struct_ident = crate::wire::struct_header("enableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13502,10 +13503,10 @@ impl THBaseServiceEnableTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceEnableTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceEnableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13552,9 +13553,9 @@ impl THBaseServiceDisableTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("disableTable_args");
+    let struct_ident = crate::wire::struct_header("disableTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13606,10 +13607,10 @@ impl THBaseServiceDisableTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDisableTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDisableTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13656,9 +13657,9 @@ impl THBaseServiceIsTableEnabledArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("isTableEnabled_args");
+    let struct_ident = crate::wire::struct_header("isTableEnabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13726,15 +13727,15 @@ impl THBaseServiceIsTableEnabledResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceIsTableEnabledResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceIsTableEnabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13781,9 +13782,9 @@ impl THBaseServiceIsTableDisabledArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("isTableDisabled_args");
+    let struct_ident = crate::wire::struct_header("isTableDisabled_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13851,15 +13852,15 @@ impl THBaseServiceIsTableDisabledResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceIsTableDisabledResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceIsTableDisabledResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -13906,9 +13907,9 @@ impl THBaseServiceIsTableAvailableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("isTableAvailable_args");
+    let struct_ident = crate::wire::struct_header("isTableAvailable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -13976,15 +13977,15 @@ impl THBaseServiceIsTableAvailableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceIsTableAvailableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceIsTableAvailableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14040,12 +14041,12 @@ impl THBaseServiceIsTableAvailableWithSplitArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("isTableAvailableWithSplit_args");
+    let struct_ident = crate::wire::struct_header("isTableAvailableWithSplit_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("splitKeys", TType::List, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("splitKeys", TType::List, 2))?;
     o_prot.write_list_begin(&TListIdentifier::new(TType::String, self.split_keys.len() as i32))?;
     for e in &self.split_keys {
       o_prot.write_bytes(e)?;
@@ -14117,15 +14118,15 @@ impl THBaseServiceIsTableAvailableWithSplitResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceIsTableAvailableWithSplitResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceIsTableAvailableWithSplitResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14180,12 +14181,12 @@ impl THBaseServiceAddColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("addColumnFamily_args");
+    let struct_ident = crate::wire::struct_header("addColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::Struct, 2))?;
     self.column.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14237,10 +14238,10 @@ impl THBaseServiceAddColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceAddColumnFamilyResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceAddColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14295,12 +14296,12 @@ impl THBaseServiceDeleteColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteColumnFamily_args");
+    let struct_ident = crate::wire::struct_header("deleteColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::String, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::String, 2))?;
     o_prot.write_bytes(&self.column)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14352,10 +14353,10 @@ impl THBaseServiceDeleteColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDeleteColumnFamilyResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDeleteColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14410,12 +14411,12 @@ impl THBaseServiceModifyColumnFamilyArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("modifyColumnFamily_args");
+    let struct_ident = crate::wire::struct_header("modifyColumnFamily_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("tableName", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("tableName", TType::Struct, 1))?;
     self.table_name.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("column", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("column", TType::Struct, 2))?;
     self.column.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14467,10 +14468,10 @@ impl THBaseServiceModifyColumnFamilyResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceModifyColumnFamilyResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceModifyColumnFamilyResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14517,9 +14518,9 @@ impl THBaseServiceModifyTableArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("modifyTable_args");
+    let struct_ident = crate::wire::struct_header("modifyTable_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("desc", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("desc", TType::Struct, 1))?;
     self.desc.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14571,10 +14572,10 @@ impl THBaseServiceModifyTableResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceModifyTableResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceModifyTableResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14621,9 +14622,9 @@ impl THBaseServiceCreateNamespaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("createNamespace_args");
+    let struct_ident = crate::wire::struct_header("createNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("namespaceDesc", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("namespaceDesc", TType::Struct, 1))?;
     self.namespace_desc.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14675,10 +14676,10 @@ impl THBaseServiceCreateNamespaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceCreateNamespaceResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceCreateNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14725,9 +14726,9 @@ impl THBaseServiceModifyNamespaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("modifyNamespace_args");
+    let struct_ident = crate::wire::struct_header("modifyNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("namespaceDesc", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("namespaceDesc", TType::Struct, 1))?;
     self.namespace_desc.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14779,10 +14780,10 @@ impl THBaseServiceModifyNamespaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceModifyNamespaceResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceModifyNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14829,9 +14830,9 @@ impl THBaseServiceDeleteNamespaceArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("deleteNamespace_args");
+    let struct_ident = crate::wire::struct_header("deleteNamespace_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -14883,10 +14884,10 @@ impl THBaseServiceDeleteNamespaceResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceDeleteNamespaceResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceDeleteNamespaceResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -14933,9 +14934,9 @@ impl THBaseServiceGetNamespaceDescriptorArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getNamespaceDescriptor_args");
+    let struct_ident = crate::wire::struct_header("getNamespaceDescriptor_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("name", TType::String, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("name", TType::String, 1))?;
     o_prot.write_string(&self.name)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15003,15 +15004,15 @@ impl THBaseServiceGetNamespaceDescriptorResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetNamespaceDescriptorResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetNamespaceDescriptorResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Struct, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Struct, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15049,7 +15050,7 @@ impl THBaseServiceListNamespaceDescriptorsArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("listNamespaceDescriptors_args");
+    let struct_ident = crate::wire::struct_header("listNamespaceDescriptors_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -15118,10 +15119,10 @@ impl THBaseServiceListNamespaceDescriptorsResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceListNamespaceDescriptorsResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceListNamespaceDescriptorsResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -15130,7 +15131,7 @@ impl THBaseServiceListNamespaceDescriptorsResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15168,7 +15169,7 @@ impl THBaseServiceListNamespacesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("listNamespaces_args");
+    let struct_ident = crate::wire::struct_header("listNamespaces_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -15237,10 +15238,10 @@ impl THBaseServiceListNamespacesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceListNamespacesResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceListNamespacesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::String, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_string(e)?;
@@ -15249,7 +15250,7 @@ impl THBaseServiceListNamespacesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15287,7 +15288,7 @@ impl THBaseServiceGetThriftServerTypeArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getThriftServerType_args");
+    let struct_ident = crate::wire::struct_header("getThriftServerType_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -15345,10 +15346,10 @@ impl THBaseServiceGetThriftServerTypeResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetThriftServerTypeResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetThriftServerTypeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::I32, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::I32, 0))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15386,7 +15387,7 @@ impl THBaseServiceGetClusterIdArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getClusterId_args");
+    let struct_ident = crate::wire::struct_header("getClusterId_args");
     o_prot.write_struct_begin(&struct_ident)?;
     o_prot.write_field_stop()?;
     o_prot.write_struct_end()
@@ -15444,10 +15445,10 @@ impl THBaseServiceGetClusterIdResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetClusterIdResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetClusterIdResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::String, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::String, 0))?;
       o_prot.write_string(fld_var)?;
       o_prot.write_field_end()?
     }
@@ -15502,16 +15503,16 @@ impl THBaseServiceGetSlowLogResponsesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("getSlowLogResponses_args");
+    let struct_ident = crate::wire::struct_header("getSlowLogResponses_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("serverNames", TType::Set, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("serverNames", TType::Set, 1))?;
     o_prot.write_set_begin(&TSetIdentifier::new(TType::Struct, self.server_names.len() as i32))?;
     for e in &self.server_names {
       e.write_to_out_protocol(o_prot)?;
     }
     o_prot.write_set_end()?;
     o_prot.write_field_end()?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("logQueryFilter", TType::Struct, 2))?;
+    o_prot.write_field_begin(&crate::wire::field_header("logQueryFilter", TType::Struct, 2))?;
     self.log_query_filter.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15581,10 +15582,10 @@ impl THBaseServiceGetSlowLogResponsesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGetSlowLogResponsesResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGetSlowLogResponsesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Struct, fld_var.len() as i32))?;
       for e in fld_var {
         e.write_to_out_protocol(o_prot)?;
@@ -15593,7 +15594,7 @@ impl THBaseServiceGetSlowLogResponsesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15641,9 +15642,9 @@ impl THBaseServiceClearSlowLogResponsesArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("clearSlowLogResponses_args");
+    let struct_ident = crate::wire::struct_header("clearSlowLogResponses_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("serverNames", TType::Set, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("serverNames", TType::Set, 1))?;
     o_prot.write_set_begin(&TSetIdentifier::new(TType::Struct, self.server_names.len() as i32))?;
     for e in &self.server_names {
       e.write_to_out_protocol(o_prot)?;
@@ -15717,10 +15718,10 @@ impl THBaseServiceClearSlowLogResponsesResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceClearSlowLogResponsesResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceClearSlowLogResponsesResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(ref fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::List, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::List, 0))?;
       o_prot.write_list_begin(&TListIdentifier::new(TType::Bool, fld_var.len() as i32))?;
       for e in fld_var {
         o_prot.write_bool(*e)?;
@@ -15729,7 +15730,7 @@ impl THBaseServiceClearSlowLogResponsesResult {
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15776,9 +15777,9 @@ impl THBaseServiceGrantArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("grant_args");
+    let struct_ident = crate::wire::struct_header("grant_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("info", TType::Struct, 1))?;
     self.info.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15846,15 +15847,15 @@ impl THBaseServiceGrantResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceGrantResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceGrantResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }
@@ -15901,9 +15902,9 @@ impl THBaseServiceRevokeArgs {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("revoke_args");
+    let struct_ident = crate::wire::struct_header("revoke_args");
     o_prot.write_struct_begin(&struct_ident)?;
-    o_prot.write_field_begin(&TFieldIdentifier::new("info", TType::Struct, 1))?;
+    o_prot.write_field_begin(&crate::wire::field_header("info", TType::Struct, 1))?;
     self.info.write_to_out_protocol(o_prot)?;
     o_prot.write_field_end()?;
     o_prot.write_field_stop()?;
@@ -15971,15 +15972,15 @@ impl THBaseServiceRevokeResult {
     Ok(ret)
   }
   pub fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
-    let struct_ident = TStructIdentifier::new("THBaseServiceRevokeResult");
+    let struct_ident = crate::wire::struct_header("THBaseServiceRevokeResult");
     o_prot.write_struct_begin(&struct_ident)?;
     if let Some(fld_var) = self.result_value {
-      o_prot.write_field_begin(&TFieldIdentifier::new("result_value", TType::Bool, 0))?;
+      o_prot.write_field_begin(&crate::wire::field_header("result_value", TType::Bool, 0))?;
       o_prot.write_bool(fld_var)?;
       o_prot.write_field_end()?
     }
     if let Some(ref fld_var) = self.io {
-      o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+      o_prot.write_field_begin(&crate::wire::field_header("io", TType::Struct, 1))?;
       fld_var.write_to_out_protocol(o_prot)?;
       o_prot.write_field_end()?
     }

@@ -2,12 +2,14 @@
 //! [`crate::hbase2`] (the calls are inserted by `codegen/patch_generated.py`).
 //!
 //! Owns byte-safe skipping of values, the mapping of argument-decoding
-//! failures to `PROTOCOL_ERROR`, and the error for a union that carries no
-//! known field. Container decoding lives in [`crate::containers`]. Must not
+//! failures to `PROTOCOL_ERROR`, the error for a union that carries no
+//! known field, and the nameless identifiers the generated writers use. Container decoding lives in [`crate::containers`]. Must not
 //! depend on the generated modules, and must not change what a well-formed
 //! call decodes to.
 
-use thrift::protocol::{TBinaryInputProtocol, TInputProtocol, TSerializable, TType};
+use thrift::protocol::{
+    TBinaryInputProtocol, TFieldIdentifier, TInputProtocol, TSerializable, TStructIdentifier, TType,
+};
 use thrift::{ApplicationError, ApplicationErrorKind, ProtocolError, ProtocolErrorKind};
 
 /// Deepest nesting of structs and containers [`skip_value`] walks into
@@ -23,6 +25,28 @@ pub const MAX_SKIP_DEPTH: u32 = 64;
 /// non-empty map without key/value types.
 pub fn skip_value(i_prot: &mut dyn TInputProtocol, field_type: TType) -> thrift::Result<()> {
     skip_nested(i_prot, field_type, MAX_SKIP_DEPTH)
+}
+
+/// The identifier a generated writer passes to `write_field_begin`. The binary
+/// and compact protocols write a field's type and id and never its name, so
+/// `_name` (the IDL's, kept for the reader of the generated code) is left out
+/// instead of being copied into a `String` for every field written.
+#[inline]
+pub fn field_header(_name: &'static str, field_type: TType, id: i16) -> TFieldIdentifier {
+    TFieldIdentifier {
+        name: None,
+        field_type,
+        id: Some(id),
+    }
+}
+
+/// The identifier a generated writer passes to `write_struct_begin`: nameless,
+/// as [`field_header`]'s (`String::new` does not allocate).
+#[inline]
+pub fn struct_header(_name: &'static str) -> TStructIdentifier {
+    TStructIdentifier {
+        name: String::new(),
+    }
 }
 
 /// Consumes the rest of a message whose header has been read: its argument
@@ -200,6 +224,66 @@ mod tests {
             skip_value(&mut i_prot, TType::Struct)?;
             i_prot.read_i32()
         }
+    }
+
+    type StructHeader = dyn Fn(&'static str) -> TStructIdentifier;
+    type FieldHeader = dyn Fn(&'static str, TType, i16) -> TFieldIdentifier;
+
+    /// A struct with a nested struct and a bool field (which the compact protocol
+    /// folds into the field header), written with the given identifiers.
+    fn write_headers(
+        o_prot: &mut dyn TOutputProtocol,
+        structure: &StructHeader,
+        field: &FieldHeader,
+    ) -> thrift::Result<()> {
+        o_prot.write_struct_begin(&structure("Outer"))?;
+        o_prot.write_field_begin(&field("flag", TType::Bool, 3))?;
+        o_prot.write_bool(true)?;
+        o_prot.write_field_end()?;
+        o_prot.write_field_begin(&field("inner", TType::Struct, 20))?;
+        o_prot.write_struct_begin(&structure("Inner"))?;
+        o_prot.write_field_begin(&field("ts", TType::I64, 2))?;
+        o_prot.write_i64(-5)?;
+        o_prot.write_field_end()?;
+        o_prot.write_field_stop()?;
+        o_prot.write_struct_end()?;
+        o_prot.write_field_end()?;
+        o_prot.write_field_begin(&field("name", TType::String, 21))?;
+        o_prot.write_bytes(b"v")?;
+        o_prot.write_field_end()?;
+        o_prot.write_field_stop()?;
+        o_prot.write_struct_end()?;
+        o_prot.flush()
+    }
+
+    #[test]
+    fn nameless_identifiers_encode_as_named_ones_in_both_protocols() {
+        let named_struct = |name: &'static str| TStructIdentifier::new(name);
+        let named_field =
+            |name: &'static str, ty: TType, id: i16| TFieldIdentifier::new(name, ty, id);
+        for compact in [false, true] {
+            let mut out = Vec::new();
+            for nameless in [false, true] {
+                let mut channel = TBufferChannel::with_capacity(0, 4096);
+                let (s, f): (&StructHeader, &FieldHeader) = if nameless {
+                    (&struct_header, &field_header)
+                } else {
+                    (&named_struct, &named_field)
+                };
+                let written = if compact {
+                    write_headers(&mut TCompactOutputProtocol::new(&mut channel), s, f)
+                } else {
+                    write_headers(&mut TBinaryOutputProtocol::new(&mut channel, true), s, f)
+                };
+                assert!(written.is_ok());
+                out.push(channel.write_bytes());
+            }
+            assert!(out[0].len() >= 10, "{:?}", out[0]);
+            assert_eq!(out[0], out[1], "compact = {compact}");
+        }
+        assert_eq!(field_header("x", TType::I32, 7).name, None);
+        assert_eq!(field_header("x", TType::I32, 7).id, Some(7));
+        assert!(struct_header("X").name.is_empty());
     }
 
     #[test]
