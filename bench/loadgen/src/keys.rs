@@ -16,9 +16,32 @@ use rand_distr::{Distribution, Zipf};
 /// YCSB's zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
 
-/// Row key of record `i` in the Bigtable workloads.
+/// Digits of a Bigtable workload's row index: at least this many, zero-padded.
+const BIGTABLE_ROW_DIGITS: usize = 10;
+
+/// Row key of record `i` in the Bigtable workloads: `row` and the index, zero-padded
+/// to ten digits (`format!("row{i:010}")`, written without the formatting machinery,
+/// which was 3.5% of the load generator's CPU in one-get calls).
 pub fn bigtable_row(i: u64) -> Vec<u8> {
-    format!("row{i:010}").into_bytes()
+    // u64::MAX has 20 digits.
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    let mut rest = i;
+    loop {
+        start -= 1;
+        if let Some(d) = digits.get_mut(start) {
+            *d = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let start = start.min(digits.len() - BIGTABLE_ROW_DIGITS);
+    let mut key = Vec::with_capacity(3 + digits.len() - start);
+    key.extend_from_slice(b"row");
+    key.extend_from_slice(digits.get(start..).unwrap_or_default());
+    key
 }
 
 /// FNV-1a of the record number's little-endian bytes.
@@ -98,6 +121,29 @@ mod tests {
         sorted.sort();
         assert_eq!(keys, sorted);
         assert_eq!(bigtable_row(42), b"row0000000042".to_vec());
+    }
+
+    #[test]
+    fn bigtable_keys_are_the_zero_padded_index() {
+        let edges = [
+            0,
+            1,
+            9,
+            10,
+            9_999_999_999,
+            10_000_000_000,
+            u64::MAX / 7,
+            u64::MAX,
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let random = (0..10_000).map(|_| rng.gen::<u64>() >> rng.gen_range(0..64));
+        for i in edges.into_iter().chain(random) {
+            assert_eq!(
+                bigtable_row(i),
+                format!("row{i:010}").into_bytes(),
+                "index {i}"
+            );
+        }
     }
 
     #[test]
