@@ -462,18 +462,19 @@ def publish_call_structs(text, model):
     return text
 
 
-STRUCT_IDENTIFIER = re.compile(r'TStructIdentifier::new\(("\w+")\)')
-FIELD_IDENTIFIER_CALL = re.compile(r'TFieldIdentifier::new\(("\w+", TType::\w+, -?\d+)\)')
+STRUCT_IDENTIFIER = re.compile(r'TStructIdentifier::new\("\w+"\)')
 
 
 def nameless_writer_identifiers(text):
     """Step 9: writers build their struct and field identifiers without names."""
-    text, structs = STRUCT_IDENTIFIER.subn(r"crate::wire::struct_header(\1)", text)
-    text, fields = FIELD_IDENTIFIER_CALL.subn(r"crate::wire::field_header(\1)", text)
-    if structs == 0 or fields == 0:
-        raise PatchError(f"writer identifiers: {structs} struct and {fields} field identifiers")
-    if "TFieldIdentifier::new(" in text or "TStructIdentifier::new(" in text:
-        raise PatchError("writer identifiers: an identifier of another shape is left")
+    for pattern, constructor, helper in (
+        (STRUCT_IDENTIFIER, "TStructIdentifier::new(", "crate::wire::struct_header("),
+        (FIELD_IDENTIFIER, "TFieldIdentifier::new(", "crate::wire::field_header("),
+    ):
+        calls = text.count(constructor)
+        if calls == 0 or len(pattern.findall(text)) != calls:
+            raise PatchError(f"writer identifiers: a {constructor} call of another shape")
+        text = text.replace(constructor, helper)
     return text
 
 
