@@ -523,6 +523,49 @@ mod tests {
         assert_eq!(records.len() as u64, THREADS * WRITES);
     }
 
+    /// Many short batches (no added fsync delay), callers that want syncs and
+    /// callers that only want their records written, and no background thread to
+    /// rescue a caller left asleep: the window between a caller choosing its batch
+    /// and falling asleep is hit often, and no wake-up may be lost in it.
+    #[test]
+    fn short_batches_lose_no_wake_ups() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            segment_size: 1 << 20,
+            async_flush_interval: Duration::from_secs(3600),
+        };
+        let log = open_with_slow_fsyncs(dir.path(), opts, 0);
+        const THREADS: u64 = 16;
+        const WRITES: u64 = 1500;
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        for tablet in 0..THREADS {
+            let log = Arc::clone(&log);
+            let done_tx = done_tx.clone();
+            thread::spawn(move || {
+                for seq in 1..=WRITES {
+                    let pos = log.append(tablet, seq, &payload(tablet, seq)).unwrap();
+                    if (tablet + seq) % 4 == 0 {
+                        log.shared.flush(pos.end(), FlushGoal::Written).unwrap();
+                        assert!(log.shared.progress().written >= pos.end());
+                    } else {
+                        log.sync(pos, Durability::Sync).unwrap();
+                        assert!(log.stats().synced_bytes >= pos.end());
+                    }
+                }
+                let _ = done_tx.send(tablet);
+            });
+        }
+        drop(done_tx);
+        for _ in 0..THREADS {
+            done_rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a writer is stuck waiting for the log");
+        }
+        log.close().unwrap();
+        let (records, _) = replay_dir(dir.path());
+        assert_eq!(records.len() as u64, THREADS * WRITES);
+    }
+
     /// A caller that appends while a leader's fsync is in flight waits for the next
     /// batch; when that leader finishes and has nothing more to write, the caller
     /// is woken to lead the next batch itself.
@@ -557,6 +600,47 @@ mod tests {
             .recv_timeout(Duration::from_secs(10))
             .expect("the caller waiting for the next batch was never woken");
         assert!(log.stats().synced_bytes >= end);
+        log.close().unwrap();
+    }
+
+    /// The batch a caller waits for ends after the caller has found it unfinished
+    /// but before it has fallen asleep: it must not sleep through that end (nothing
+    /// else would wake it: no other caller, no background sync).
+    #[test]
+    fn a_batch_ending_before_its_waiter_sleeps_still_wakes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            segment_size: 1 << 20,
+            async_flush_interval: Duration::from_secs(3600),
+        };
+        let log = open_with_slow_fsyncs(dir.path(), opts, 50_000);
+        let faults = &log.shared.probe.faults;
+        faults.sleep_delay_micros.store(150_000, Ordering::SeqCst);
+        let first = {
+            let log = Arc::clone(&log);
+            thread::spawn(move || {
+                let pos = log.append(1, 1, &payload(1, 1)).unwrap();
+                log.sync(pos, Durability::Sync).unwrap();
+            })
+        };
+        // The first caller's fsync is under way; the second caller waits for the
+        // next batch and pauses before sleeping while the first batch ends.
+        thread::sleep(Duration::from_millis(20));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        {
+            let log = Arc::clone(&log);
+            thread::spawn(move || {
+                let pos = log.append(2, 1, &payload(2, 1)).unwrap();
+                log.sync(pos, Durability::Sync).unwrap();
+                let _ = done_tx.send(pos.end());
+            });
+        }
+        first.join().unwrap();
+        let end = done_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the caller slept through the end of the batch it waited for");
+        assert!(log.stats().synced_bytes >= end);
+        faults.sleep_delay_micros.store(0, Ordering::SeqCst);
         log.close().unwrap();
     }
 

@@ -11,7 +11,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,9 @@ pub(crate) struct Faults {
     pub(crate) fail_writes: std::sync::atomic::AtomicBool,
     pub(crate) fail_fsyncs: std::sync::atomic::AtomicBool,
     pub(crate) fsync_delay_micros: AtomicU64,
+    /// A pause between a waiting caller finding its batch unfinished and falling
+    /// asleep: the window a batch may end in.
+    pub(crate) sleep_delay_micros: AtomicU64,
 }
 
 /// Counters (and, in tests, fault switches) shared by the writer and the log.
@@ -112,6 +115,17 @@ impl IoProbe {
     fn before_fsync(&self) -> std::io::Result<()> {
         Ok(())
     }
+
+    #[cfg(test)]
+    fn before_sleep(&self) {
+        let delay = self.faults.sleep_delay_micros.load(Ordering::SeqCst);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_micros(delay));
+        }
+    }
+
+    #[cfg(not(test))]
+    fn before_sleep(&self) {}
 
     /// fdatasync of a segment file.
     fn sync_data(&self, file: &File) -> std::io::Result<()> {
@@ -301,7 +315,7 @@ pub(crate) struct State {
     written: u64,
     /// Record bytes fsynced.
     synced: u64,
-    /// A thread is writing (the leader); others wait on `io_done`.
+    /// A thread is writing (the leader); others wait for it (see [`Finished`]).
     io_busy: bool,
     /// Number of the last batch a leader took (the one in flight while `io_busy`).
     batch: u64,
@@ -309,8 +323,6 @@ pub(crate) struct State {
     /// waits for it, the others for the batch after it.
     in_flight_end: u64,
     in_flight_fsync: bool,
-    /// Threads waiting for an fsync, so a leader that only meant to write fsyncs too.
-    sync_waiters: usize,
     /// When the last fsync finished (or the log opened).
     last_sync: Instant,
     /// The segments and their per-tablet bookkeeping.
@@ -394,6 +406,33 @@ pub(crate) struct Progress {
     pub(crate) synced: u64,
 }
 
+/// What the last finished batch tells the callers it wakes, who read it without
+/// taking the state lock (a finished batch's callers would otherwise take that
+/// lock one after another, each woken by the one before).
+#[derive(Default)]
+struct Finished {
+    /// Number of the last batch finished (or failed).
+    batch: AtomicU64,
+    /// The state's `written` and `synced` once that batch finished; stored before
+    /// `batch`.
+    written: AtomicU64,
+    synced: AtomicU64,
+    /// A write or fsync failed; the state holds the reason.
+    poisoned: AtomicBool,
+    /// Callers waiting for the end of batch `n` sleep on `epoch[n % 2]`, which
+    /// every batch end bumps.
+    epoch: [AtomicU32; 2],
+}
+
+/// How a leader's batch ended.
+struct BatchEnd {
+    batch: u64,
+    /// The write or fsync failed: the log is poisoned.
+    failed: bool,
+    /// Rotated segments were sealed: obsolete ones may be deletable.
+    sealed_any: bool,
+}
+
 /// The state shared by the log's handle, its callers and the background thread.
 pub(crate) struct Shared {
     dir: PathBuf,
@@ -401,11 +440,14 @@ pub(crate) struct Shared {
     async_flush_interval: Duration,
     pub(crate) state: Mutex<State>,
     io: Mutex<SegmentWriter>,
-    /// Waiters for batch `n` wait on `io_done[n % 2]`: a finished batch wakes only
-    /// the callers it covers, and one caller of the next batch to lead it, instead
-    /// of every waiter (most of whom would find their records not yet written and
+    /// Where waiting callers look when woken. A finished batch wakes only the
+    /// callers it covers, and one caller of the next batch to lead it, instead of
+    /// every waiter (most of whom would find their records not yet written and
     /// sleep again).
-    io_done: [Condvar; 2],
+    finished: Finished,
+    /// Callers waiting for an fsync, so a leader that only meant to write fsyncs
+    /// too (counted under the state lock; a woken caller uncounts itself).
+    sync_waiters: AtomicUsize,
     bg_wake: Condvar,
     pub(crate) probe: Arc<IoProbe>,
 }
@@ -437,12 +479,12 @@ impl Shared {
                 batch: 0,
                 in_flight_end: 0,
                 in_flight_fsync: false,
-                sync_waiters: 0,
                 last_sync: Instant::now(),
                 segments: SegmentSet::new(first_segment),
             }),
             io: Mutex::new(writer),
-            io_done: [Condvar::new(), Condvar::new()],
+            finished: Finished::default(),
+            sync_waiters: AtomicUsize::new(0),
             bg_wake: Condvar::new(),
             probe,
         }
@@ -492,6 +534,7 @@ impl Shared {
     /// the new positions and wakes the waiters its batch covers, and one waiter of
     /// the next batch, who leads that one (unless a newcomer already does).
     pub(crate) fn flush(&self, target: u64, goal: FlushGoal) -> Result<()> {
+        let wants_sync = goal == FlushGoal::Synced;
         let mut st = self.state.lock();
         if target > st.appended {
             return Err(Error::InvalidArgument(format!(
@@ -509,34 +552,98 @@ impl Shared {
                 return Ok(());
             }
             if st.io_busy {
-                let wants_sync = goal == FlushGoal::Synced;
-                if wants_sync {
-                    st.sync_waiters += 1;
-                }
                 let covered = target <= st.in_flight_end && (!wants_sync || st.in_flight_fsync);
-                let batch = if covered {
-                    st.batch
+                let in_flight = st.batch;
+                let sleep_on = self.epoch_of(if covered {
+                    in_flight
                 } else {
-                    st.batch.wrapping_add(1)
-                };
-                self.waiters_of(batch).wait(&mut st);
+                    in_flight.wrapping_add(1)
+                });
+                let seen = sleep_on.load(Ordering::Acquire);
                 if wants_sync {
-                    st.sync_waiters = st.sync_waiters.saturating_sub(1);
+                    self.sync_waiters.fetch_add(1, Ordering::SeqCst);
                 }
+                drop(st);
+                self.wait_for_end_of(in_flight, sleep_on, seen);
+                if wants_sync {
+                    self.sync_waiters.fetch_sub(1, Ordering::SeqCst);
+                }
+                if self.finished_reached(target, goal) {
+                    return Ok(());
+                }
+                // Not covered (woken to lead the next batch), or the log failed.
+                st = self.state.lock();
                 continue;
             }
-            let fsync = goal == FlushGoal::Synced || st.sync_waiters > 0;
-            self.lead(&mut st, fsync);
+            let fsync = wants_sync || self.sync_waiters.load(Ordering::SeqCst) > 0;
+            let ended = self.lead(&mut st, fsync);
+            let failed = st.check_poison();
+            // The callers are woken once the state lock is free: the next leader
+            // needs it at once.
+            drop(st);
+            self.wake_after(&ended);
+            if ended.sealed_any {
+                if let Err(e) = self.delete_obsolete() {
+                    tracing::warn!(error = %e, "could not delete an obsolete log segment");
+                }
+            }
+            failed?;
+            // The batch took every record appended, this caller's included.
+            if self.finished_reached(target, goal) {
+                return Ok(());
+            }
+            st = self.state.lock();
         }
     }
 
-    /// Where the callers waiting for batch `batch` sleep.
-    fn waiters_of(&self, batch: u64) -> &Condvar {
-        &self.io_done[(batch % 2) as usize]
+    /// Wakes the callers a finished batch covers, and one caller of the batch
+    /// after it to lead that one (all of them when the log failed).
+    fn wake_after(&self, ended: &BatchEnd) {
+        let done = self.epoch_of(ended.batch);
+        let next = self.epoch_of(ended.batch.wrapping_add(1));
+        atomic_wait::wake_all(done);
+        if ended.failed {
+            atomic_wait::wake_all(next);
+        } else {
+            atomic_wait::wake_one(next);
+        }
+    }
+
+    /// The word callers waiting for the end of batch `batch` sleep on.
+    fn epoch_of(&self, batch: u64) -> &AtomicU32 {
+        let [even, odd] = &self.finished.epoch;
+        if batch.is_multiple_of(2) {
+            even
+        } else {
+            odd
+        }
+    }
+
+    /// Sleeps on `word` (last seen holding `seen`) until batch `in_flight` has
+    /// ended or the log has failed. Every batch end bumps both words before waking
+    /// anyone, so a caller that had not yet fallen asleep does not miss its wake-up.
+    fn wait_for_end_of(&self, in_flight: u64, word: &AtomicU32, mut seen: u32) {
+        while self.finished.batch.load(Ordering::Acquire) < in_flight
+            && !self.finished.poisoned.load(Ordering::Acquire)
+        {
+            self.probe.before_sleep();
+            atomic_wait::wait(word, seen);
+            seen = word.load(Ordering::Acquire);
+        }
+    }
+
+    /// Whether the last finished batch took the log to `target` for `goal`.
+    fn finished_reached(&self, target: u64, goal: FlushGoal) -> bool {
+        let position = match goal {
+            FlushGoal::Written => &self.finished.written,
+            FlushGoal::Synced => &self.finished.synced,
+        };
+        position.load(Ordering::Acquire) >= target
     }
 
     /// One round as leader: write out everything buffered, fsync if asked, publish.
-    fn lead(&self, st: &mut MutexGuard<'_, State>, fsync: bool) {
+    /// The waiters are not woken here (see [`Self::wake_after`]).
+    fn lead(&self, st: &mut MutexGuard<'_, State>, fsync: bool) -> BatchEnd {
         let chunks = st.take_batch();
         let end = st.appended;
         st.batch = st.batch.wrapping_add(1);
@@ -563,18 +670,21 @@ impl Shared {
                 let reason = e.to_string();
                 tracing::error!(error = %reason, "commit log write failed; the log is poisoned");
                 st.poison = Some(reason);
-                // Every waiter must see the poison.
-                self.waiters_of(st.batch.wrapping_add(1)).notify_all();
+                self.finished.poisoned.store(true, Ordering::Release);
             }
         }
-        self.waiters_of(st.batch).notify_all();
-        self.waiters_of(st.batch.wrapping_add(1)).notify_one();
-        if sealed_any {
-            MutexGuard::unlocked(st, || {
-                if let Err(e) = self.delete_obsolete() {
-                    tracing::warn!(error = %e, "could not delete an obsolete log segment");
-                }
-            });
+        self.finished.written.store(st.written, Ordering::Release);
+        self.finished.synced.store(st.synced, Ordering::Release);
+        self.finished.batch.store(st.batch, Ordering::Release);
+        // Both words change before anyone is woken, so a caller between reading
+        // its word and falling asleep does not sleep through its wake-up.
+        self.epoch_of(st.batch).fetch_add(1, Ordering::AcqRel);
+        self.epoch_of(st.batch.wrapping_add(1))
+            .fetch_add(1, Ordering::AcqRel);
+        BatchEnd {
+            batch: st.batch,
+            failed: st.poison.is_some(),
+            sealed_any,
         }
     }
 
