@@ -566,17 +566,27 @@ mod tests {
         assert_eq!(records.len() as u64, THREADS * WRITES);
     }
 
-    /// A caller that appends while a leader's fsync is in flight waits for the next
-    /// batch; when that leader finishes and has nothing more to write, the caller
-    /// is woken to lead the next batch itself.
-    #[test]
-    fn a_waiter_for_the_next_batch_leads_it_when_the_leader_leaves() {
+    /// A first caller syncs with fsyncs slowed by `fsync_micros`; `head_start`
+    /// later, while that fsync is under way, a second caller appends and syncs,
+    /// pausing `sleep_delay_micros` between finding its batch unfinished and falling
+    /// asleep. Nothing else runs (no background sync): the second caller must still
+    /// return, with its record synced. `stuck` names the failure when it does not.
+    fn second_caller_during_an_fsync_is_synced(
+        fsync_micros: u64,
+        sleep_delay_micros: u64,
+        head_start: Duration,
+        stuck: &str,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let opts = LogOptions {
             segment_size: 1 << 20,
             async_flush_interval: Duration::from_secs(3600),
         };
-        let log = open_with_slow_fsyncs(dir.path(), opts, 100_000);
+        let log = open_with_slow_fsyncs(dir.path(), opts, fsync_micros);
+        let faults = &log.shared.probe.faults;
+        faults
+            .sleep_delay_micros
+            .store(sleep_delay_micros, Ordering::SeqCst);
         let first = {
             let log = Arc::clone(&log);
             thread::spawn(move || {
@@ -584,8 +594,7 @@ mod tests {
                 log.sync(pos, Durability::Sync).unwrap();
             })
         };
-        // The first caller's batch is taken and its fsync is under way.
-        thread::sleep(Duration::from_millis(30));
+        thread::sleep(head_start);
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         {
             let log = Arc::clone(&log);
@@ -596,11 +605,23 @@ mod tests {
             });
         }
         first.join().unwrap();
-        let end = done_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the caller waiting for the next batch was never woken");
+        let end = done_rx.recv_timeout(Duration::from_secs(10)).expect(stuck);
         assert!(log.stats().synced_bytes >= end);
+        faults.sleep_delay_micros.store(0, Ordering::SeqCst);
         log.close().unwrap();
+    }
+
+    /// A caller that appends while a leader's fsync is in flight waits for the next
+    /// batch; when that leader finishes and has nothing more to write, the caller
+    /// is woken to lead the next batch itself.
+    #[test]
+    fn a_waiter_for_the_next_batch_leads_it_when_the_leader_leaves() {
+        second_caller_during_an_fsync_is_synced(
+            100_000,
+            0,
+            Duration::from_millis(30),
+            "the caller waiting for the next batch was never woken",
+        );
     }
 
     /// The batch a caller waits for ends after the caller has found it unfinished
@@ -608,40 +629,12 @@ mod tests {
     /// else would wake it: no other caller, no background sync).
     #[test]
     fn a_batch_ending_before_its_waiter_sleeps_still_wakes_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 1 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-        };
-        let log = open_with_slow_fsyncs(dir.path(), opts, 50_000);
-        let faults = &log.shared.probe.faults;
-        faults.sleep_delay_micros.store(150_000, Ordering::SeqCst);
-        let first = {
-            let log = Arc::clone(&log);
-            thread::spawn(move || {
-                let pos = log.append(1, 1, &payload(1, 1)).unwrap();
-                log.sync(pos, Durability::Sync).unwrap();
-            })
-        };
-        // The first caller's fsync is under way; the second caller waits for the
-        // next batch and pauses before sleeping while the first batch ends.
-        thread::sleep(Duration::from_millis(20));
-        let (done_tx, done_rx) = std::sync::mpsc::channel();
-        {
-            let log = Arc::clone(&log);
-            thread::spawn(move || {
-                let pos = log.append(2, 1, &payload(2, 1)).unwrap();
-                log.sync(pos, Durability::Sync).unwrap();
-                let _ = done_tx.send(pos.end());
-            });
-        }
-        first.join().unwrap();
-        let end = done_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the caller slept through the end of the batch it waited for");
-        assert!(log.stats().synced_bytes >= end);
-        faults.sleep_delay_micros.store(0, Ordering::SeqCst);
-        log.close().unwrap();
+        second_caller_during_an_fsync_is_synced(
+            50_000,
+            150_000,
+            Duration::from_millis(20),
+            "the caller slept through the end of the batch it waited for",
+        );
     }
 
     #[test]

@@ -427,8 +427,6 @@ struct Finished {
 /// How a leader's batch ended.
 struct BatchEnd {
     batch: u64,
-    /// The write or fsync failed: the log is poisoned.
-    failed: bool,
     /// Rotated segments were sealed: obsolete ones may be deletable.
     sealed_any: bool,
 }
@@ -581,7 +579,7 @@ impl Shared {
             // The callers are woken once the state lock is free: the next leader
             // needs it at once.
             drop(st);
-            self.wake_after(&ended);
+            self.wake_after(&ended, failed.is_err());
             if ended.sealed_any {
                 if let Err(e) = self.delete_obsolete() {
                     tracing::warn!(error = %e, "could not delete an obsolete log segment");
@@ -597,12 +595,12 @@ impl Shared {
     }
 
     /// Wakes the callers a finished batch covers, and one caller of the batch
-    /// after it to lead that one (all of them when the log failed).
-    fn wake_after(&self, ended: &BatchEnd) {
+    /// after it to lead that one (all of them when the log `failed`).
+    fn wake_after(&self, ended: &BatchEnd, failed: bool) {
         let done = self.epoch_of(ended.batch);
         let next = self.epoch_of(ended.batch.wrapping_add(1));
         atomic_wait::wake_all(done);
-        if ended.failed {
+        if failed {
             atomic_wait::wake_all(next);
         } else {
             atomic_wait::wake_one(next);
@@ -683,7 +681,6 @@ impl Shared {
             .fetch_add(1, Ordering::AcqRel);
         BatchEnd {
             batch: st.batch,
-            failed: st.poison.is_some(),
             sealed_any,
         }
     }
