@@ -282,8 +282,10 @@ impl Engine {
     }
 
     /// Splits another server's commit log (in `log_dir`) into recovered edits for
-    /// its tablets, then deletes it. Run before those tablets are opened elsewhere.
+    /// its tablets, then deletes it (with the half-created or prepared segment
+    /// files it left). Run before those tablets are opened elsewhere.
     pub fn recover_log_of(&self, log_dir: &Path) -> Result<()> {
+        crate::log::remove_temp_files(log_dir)?;
         let segments = crate::log::list_segment_paths(log_dir)?;
         recovery::split_segments(&segments, &self.shared.tablets_root)?;
         for s in &segments {

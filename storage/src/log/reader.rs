@@ -4,12 +4,14 @@
 //! Owns: the torn-tail versus corruption decision. A bad record (short read, bad
 //! length, CRC mismatch) ends a segment cleanly when the segment may legitimately
 //! end torn (it is the last one replayed, or the last one written by its process
-//! run); anywhere else it is corruption, reported with the file and offset.
+//! run); anywhere else it is corruption, reported with the file and offset. In a
+//! segment that may end torn, a bad record followed by nothing but zeros to the
+//! end of the file is the unused rest of a prepared segment: a clean end.
 //! Must not: write to a segment that a running log still appends to.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, ErrorKind, Read};
+use std::io::{BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -263,6 +265,15 @@ impl LogReader {
         self.finished = true;
         match self.policy {
             TailPolicy::TolerateTorn => {
+                match self.zeros_from(offset) {
+                    Ok(true) => {
+                        // The unused rest of a prepared segment: nothing was cut off.
+                        tracing::debug!(path = %self.path.display(), offset, "commit log segment ends in unused space");
+                        return Step::End;
+                    }
+                    Ok(false) => {}
+                    Err(e) => return self.io_failure(e),
+                }
                 self.dropped_bytes = self.file_len.saturating_sub(offset);
                 tracing::warn!(
                     path = %self.path.display(),
@@ -278,6 +289,28 @@ impl LogReader {
                 format!("bad log record at offset {offset}: {detail}"),
             )),
         }
+    }
+
+    /// Whether every byte from `offset` to the end of the file is zero.
+    fn zeros_from(&mut self, offset: u64) -> std::io::Result<bool> {
+        self.input.seek(SeekFrom::Start(offset))?;
+        let mut chunk = std::mem::take(&mut self.scratch);
+        chunk.clear();
+        chunk.resize(64 * 1024, 0);
+        let all_zero = loop {
+            match self.input.read(&mut chunk) {
+                Ok(0) => break true,
+                Ok(n) => {
+                    if chunk.get(..n).unwrap_or_default().iter().any(|b| *b != 0) {
+                        break false;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        self.scratch = chunk;
+        Ok(all_zero)
     }
 
     /// Ends the segment on an operating-system read error.
@@ -664,6 +697,59 @@ mod tests {
             replay_all(&[first, second]),
             Err(Error::Corruption { .. })
         ));
+    }
+
+    /// Appends `bytes` to the file at `path`.
+    fn append_to(path: &Path, bytes: &[u8]) {
+        use std::io::Write;
+        let mut file = OpenOptions::new().append(true).open(path).unwrap();
+        file.write_all(bytes).unwrap();
+    }
+
+    #[test]
+    fn zeros_after_the_last_record_are_a_clean_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = sample_records(4);
+        let (path, ends) = write_segment(dir.path(), 1, 1, &records);
+        append_to(&path, &vec![0u8; 300 * 1024]);
+        let (got, stats) = replay_all(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[3].payload, records[3].2);
+        assert_eq!(stats.dropped_bytes, 0);
+        assert!(stats.torn_tails.is_empty());
+        let mut reader = LogReader::open(&path).unwrap();
+        for _ in reader.by_ref() {}
+        assert_eq!(reader.valid_len(), ends[3]);
+        assert_eq!(truncate_torn_tail(&path).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_byte_among_the_zeros_makes_them_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, ends) = write_segment(dir.path(), 1, 1, &sample_records(3));
+        let mut tail = vec![0u8; 200 * 1024];
+        tail[150 * 1024] = 1;
+        append_to(&path, &tail);
+        let (got, stats) = replay_all(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(stats.dropped_bytes, tail.len() as u64);
+        assert_eq!(stats.torn_tails.len(), 1);
+        assert_eq!(stats.torn_tails[0].valid_len, ends[2]);
+    }
+
+    #[test]
+    fn zeros_after_the_records_of_an_earlier_segment_are_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, ends) = write_segment(dir.path(), 1, 1, &sample_records(3));
+        let (second, _) = write_segment(dir.path(), 2, 1, &sample_records(1));
+        append_to(&first, &vec![0u8; 4096]);
+        match replay_all(&[first.clone(), second]) {
+            Err(Error::Corruption { path, detail }) => {
+                assert_eq!(path, first);
+                assert!(detail.contains(&format!("offset {}", ends[2])), "{detail}");
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
     }
 
     #[test]

@@ -30,6 +30,15 @@ pub(crate) fn temp_file_name(number: u64) -> String {
     format!("{number:0width$}{TEMP_SUFFIX}", width = NAME_DIGITS)
 }
 
+/// The name segment `number` has while it is prepared ahead of time (see
+/// `prepare.rs`); like every temporary name, removed when the log opens.
+pub(crate) fn prepared_file_name(number: u64) -> String {
+    format!(
+        "{number:0width$}.prepared{TEMP_SUFFIX}",
+        width = NAME_DIGITS
+    )
+}
+
 /// The segment number in a segment file name, if the name is one.
 pub fn parse_segment_file_name(name: &str) -> Option<u64> {
     let digits = name.strip_suffix(SEGMENT_SUFFIX)?;
@@ -70,7 +79,8 @@ pub fn list_segment_paths(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Removes half-created segment files left by a crash during segment creation.
+/// Removes half-created segment files left by a crash during segment creation, and
+/// prepared ones a crashed (or recovered) log never used.
 pub(crate) fn remove_temp_files(dir: &Path) -> Result<()> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::io(format!("listing log directory {}", dir.display()), e))?;

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-use crate::log::record::{PreparedRecord, SegmentHeader};
+use crate::log::prepare::SegmentPreparer;
+use crate::log::record::{PreparedRecord, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::log::segments::{segment_file_name, temp_file_name, SegmentSet};
 
 /// Unwritten bytes at which the background thread is woken to write them out.
@@ -76,6 +77,8 @@ pub(crate) struct Faults {
 #[derive(Debug, Default)]
 pub(crate) struct IoProbe {
     fsyncs: AtomicU64,
+    /// Segments opened from a prepared file.
+    pub(crate) prepared_used: AtomicU64,
     #[cfg(test)]
     pub(crate) faults: Faults,
 }
@@ -135,7 +138,7 @@ impl IoProbe {
     }
 
     /// fsync of a file including its metadata.
-    fn sync_all(&self, file: &File) -> std::io::Result<()> {
+    pub(crate) fn sync_all(&self, file: &File) -> std::io::Result<()> {
         self.before_fsync()?;
         self.fsyncs.fetch_add(1, Ordering::Relaxed);
         file.sync_all()
@@ -152,6 +155,11 @@ impl IoProbe {
 struct OpenSegment {
     number: u64,
     file: File,
+    /// Bytes written to the file, its header included.
+    len: u64,
+    /// Bytes the file held when it was opened: more than `len` in a prepared
+    /// segment, whose unused zeros are cut off when it is sealed or the log closes.
+    allocated: u64,
 }
 
 /// Owns the segment files while they are written. Only the thread that holds the
@@ -161,16 +169,29 @@ pub(crate) struct SegmentWriter {
     run_first: u64,
     open: Option<OpenSegment>,
     probe: Arc<IoProbe>,
+    /// Half of this many bytes into a segment, the next one is asked for.
+    segment_size: u64,
+    preparer: SegmentPreparer,
+    /// The segment last asked of the preparer.
+    requested: Option<u64>,
 }
 
 impl SegmentWriter {
     /// Creates segment `number`, the first of this run, and opens it for writing.
-    pub(crate) fn create_first(dir: &Path, number: u64, probe: Arc<IoProbe>) -> Result<Self> {
+    pub(crate) fn create_first(
+        dir: &Path,
+        number: u64,
+        segment_size: u64,
+        probe: Arc<IoProbe>,
+    ) -> Result<Self> {
         let mut writer = SegmentWriter {
             dir: dir.to_path_buf(),
             run_first: number,
             open: None,
+            preparer: SegmentPreparer::new(dir, number, segment_size, Arc::clone(&probe)),
             probe,
+            segment_size,
+            requested: None,
         };
         writer.create(number)?;
         Ok(writer)
@@ -178,9 +199,25 @@ impl SegmentWriter {
 
     /// Creates a segment file: its header is written and fsynced under a temporary
     /// name, then the file is renamed into place and the directory fsynced, so a
-    /// segment file never has a partial header.
+    /// segment file never has a partial header. A prepared file is used when one
+    /// is ready (renamed into place the same way).
     fn create(&mut self, number: u64) -> Result<()> {
         let final_path = self.dir.join(segment_file_name(number));
+        if let Some(prepared) = self.preparer.take(number) {
+            let context = || format!("creating log segment {}", final_path.display());
+            std::fs::rename(&prepared.path, &final_path).map_err(|e| Error::io(context(), e))?;
+            self.probe
+                .sync_dir(&self.dir)
+                .map_err(|e| Error::io(context(), e))?;
+            self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
+            self.open = Some(OpenSegment {
+                number,
+                file: prepared.file,
+                len: SEGMENT_HEADER_LEN as u64,
+                allocated: prepared.len,
+            });
+            return Ok(());
+        }
         let temp_path = self.dir.join(temp_file_name(number));
         let context = || format!("creating log segment {}", final_path.display());
         let header = SegmentHeader {
@@ -203,7 +240,12 @@ impl SegmentWriter {
         self.probe
             .sync_dir(&self.dir)
             .map_err(|e| Error::io(context(), e))?;
-        self.open = Some(OpenSegment { number, file });
+        self.open = Some(OpenSegment {
+            number,
+            file,
+            len: header.len() as u64,
+            allocated: header.len() as u64,
+        });
         Ok(())
     }
 
@@ -237,7 +279,23 @@ impl SegmentWriter {
         probe
             .before_write()
             .and_then(|()| file.write_all(data))
-            .map_err(|e| Error::io(format!("writing log segment {}", path.display()), e))
+            .map_err(|e| Error::io(format!("writing log segment {}", path.display()), e))?;
+        self.wrote(number, data.len() as u64);
+        Ok(())
+    }
+
+    /// Counts bytes written to the open segment `number`, and asks for the next
+    /// segment to be prepared once this one is half full.
+    fn wrote(&mut self, number: u64, bytes: u64) {
+        let Some(seg) = self.open.as_mut() else {
+            return;
+        };
+        seg.len = seg.len.saturating_add(bytes);
+        let next = number.saturating_add(1);
+        if seg.len >= self.segment_size / 2 && self.requested != Some(next) {
+            self.requested = Some(next);
+            self.preparer.request(next);
+        }
     }
 
     /// Fsyncs segment `number` and closes it; it receives no more bytes.
@@ -248,9 +306,44 @@ impl SegmentWriter {
                 return Ok(());
             }
             let path = self.dir.join(segment_file_name(number));
-            self.probe
-                .sync_data(&seg.file)
-                .map_err(|e| Error::io(format!("syncing log segment {}", path.display()), e))?;
+            self.trim(&seg)
+                .and_then(|trimmed| {
+                    if trimmed {
+                        Ok(())
+                    } else {
+                        self.probe.sync_data(&seg.file)
+                    }
+                })
+                .map_err(|e| Error::io(format!("sealing log segment {}", path.display()), e))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts a prepared segment's unused zeros off (the file then ends at its last
+    /// record, as every sealed segment does) and fsyncs it. False when there was
+    /// nothing to cut.
+    fn trim(&self, seg: &OpenSegment) -> std::io::Result<bool> {
+        if seg.allocated <= seg.len {
+            return Ok(false);
+        }
+        seg.file.set_len(seg.len)?;
+        self.probe.sync_all(&seg.file)?;
+        Ok(true)
+    }
+
+    /// At close: trims the open segment (see [`Self::trim`]) and stops preparing
+    /// segments, removing a prepared one nobody took.
+    fn finish(&mut self) -> Result<()> {
+        self.preparer.stop();
+        let Some(seg) = &self.open else {
+            return Ok(());
+        };
+        let path = self.dir.join(segment_file_name(seg.number));
+        let trimmed = self
+            .trim(seg)
+            .map_err(|e| Error::io(format!("trimming log segment {}", path.display()), e))?;
+        if let Some(seg) = self.open.as_mut().filter(|_| trimmed) {
+            seg.allocated = seg.len;
         }
         Ok(())
     }
@@ -761,10 +854,17 @@ impl Shared {
             let st = self.state.lock();
             (st.segments.current_records() == 0).then(|| st.segments.current_number())
         };
+        let mut io = self.io.lock();
         if let Some(number) = empty_current {
-            self.io.lock().discard(number)?;
+            io.discard(number)?;
         }
-        Ok(())
+        io.finish()
+    }
+
+    /// Whether segment `number` is prepared and waiting to be used.
+    #[cfg(test)]
+    pub(crate) fn prepared_ready(&self, number: u64) -> bool {
+        self.io.lock().preparer.is_ready(number)
     }
 
     /// Where the write path stands.
