@@ -1017,6 +1017,27 @@ mod tests {
         assert_eq!(stats.dropped_bytes, 0);
     }
 
+    /// A prepared segment file left by a crash is removed when the log opens, and
+    /// is not taken for a segment.
+    #[test]
+    fn a_prepared_file_left_by_a_crash_is_removed_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, _) = CommitLog::open(dir.path(), small_opts()).unwrap();
+        let pos = log.append(1, 1, b"kept").unwrap();
+        log.sync(pos, Durability::Sync).unwrap();
+        let next = log.current_segment() + 1;
+        log.close().unwrap();
+        drop(log);
+        let leftover = dir.path().join(segments::prepared_file_name(next));
+        std::fs::write(&leftover, vec![0u8; 4096]).unwrap();
+        let (log, old) = CommitLog::open(dir.path(), small_opts()).unwrap();
+        assert!(!leftover.exists());
+        assert_eq!(old.len(), 1);
+        assert_eq!(log.current_segment(), next);
+        assert_eq!(log.shared.probe.prepared_used.load(Ordering::SeqCst), 0);
+        log.close().unwrap();
+    }
+
     /// A log that never fills half a segment prepares nothing (no thread, no file).
     #[test]
     fn a_quiet_log_prepares_no_segment() {

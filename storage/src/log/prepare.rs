@@ -243,3 +243,77 @@ fn remove_quietly(path: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::reader::LogReader;
+    use crate::log::segments::segment_file_name;
+    use std::time::{Duration, Instant};
+
+    const SIZE: u64 = 256 * 1024;
+
+    fn preparer(dir: &Path) -> SegmentPreparer {
+        SegmentPreparer::new(dir, 3, SIZE, Arc::new(IoProbe::default()))
+    }
+
+    fn wait_ready(p: &SegmentPreparer, number: u64) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !p.is_ready(number) {
+            assert!(
+                Instant::now() < deadline,
+                "segment {number} was never prepared"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn a_prepared_segment_is_a_valid_empty_segment_of_full_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = preparer(dir.path());
+        p.request(5);
+        wait_ready(&p, 5);
+        let prepared = p.take(5).expect("segment 5 is ready");
+        assert_eq!(prepared.len, SIZE);
+        assert_eq!(std::fs::metadata(&prepared.path).unwrap().len(), SIZE);
+        // Renamed into place, it reads as a segment of the run with no records
+        // and nothing dropped.
+        let path = dir.path().join(segment_file_name(5));
+        std::fs::rename(&prepared.path, &path).unwrap();
+        let mut reader = LogReader::open(&path).unwrap();
+        assert_eq!(reader.header().number, 5);
+        assert_eq!(reader.header().run_first, 3);
+        assert_eq!(reader.by_ref().count(), 0);
+        assert_eq!(reader.dropped_bytes(), 0);
+    }
+
+    #[test]
+    fn a_prepared_file_for_another_segment_is_removed_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = preparer(dir.path());
+        p.request(5);
+        wait_ready(&p, 5);
+        let path = dir.path().join(prepared_file_name(5));
+        assert!(path.exists());
+        // The writer moved on to segment 6 without it.
+        assert!(p.take(6).is_none());
+        assert!(!path.exists());
+        assert!(p.take(5).is_none(), "removed, not kept for later");
+    }
+
+    #[test]
+    fn stopping_removes_a_prepared_file_nobody_took() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = preparer(dir.path());
+        p.request(9);
+        wait_ready(&p, 9);
+        p.stop();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        // A stopped preparer takes no more requests.
+        p.request(10);
+        assert!(!p.is_ready(10));
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}
