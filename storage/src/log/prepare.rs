@@ -10,7 +10,7 @@
 //! Must not: touch a segment that is in use (it only writes its own temporary
 //! file, which the writer renames into place) or decide when segments rotate.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,9 +19,9 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
-use crate::log::record::SegmentHeader;
+use crate::log::record::SEGMENT_HEADER_LEN;
 use crate::log::segments::prepared_file_name;
-use crate::log::writer::IoProbe;
+use crate::log::writer::{start_segment_file, IoProbe};
 
 /// Zeros written per call while preparing a segment.
 const ZERO_CHUNK: usize = 1 << 20;
@@ -187,21 +187,10 @@ impl Inner {
     /// temporary name, and fsyncs it.
     fn prepare(&self, number: u64) -> Result<PreparedSegment> {
         let path = self.dir.join(prepared_file_name(number));
-        let context = || format!("preparing log segment file {}", path.display());
-        let header = SegmentHeader {
-            number,
-            run_first: self.run_first,
-        }
-        .encode();
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| Error::io(context(), e))?;
-        let result = (|| -> std::io::Result<u64> {
-            file.write_all(&header)?;
-            let mut len = header.len() as u64;
+        let header_len = SEGMENT_HEADER_LEN as u64;
+        let written = (|| -> std::io::Result<(File, u64)> {
+            let mut file = start_segment_file(&path, number, self.run_first)?;
+            let mut len = header_len;
             let zeros = vec![0u8; ZERO_CHUNK];
             while len < self.segment_size {
                 if self.slot.lock().stopping {
@@ -213,22 +202,22 @@ impl Inner {
                 len += step as u64;
             }
             self.probe.sync_all(&file)?;
-            Ok(len)
+            file.seek(SeekFrom::Start(header_len))?;
+            Ok((file, len))
         })();
-        match result {
-            Ok(len) => {
-                file.seek(SeekFrom::Start(header.len() as u64))
-                    .map_err(|e| Error::io(context(), e))?;
-                Ok(PreparedSegment {
-                    number,
-                    file,
-                    path,
-                    len,
-                })
-            }
+        match written {
+            Ok((file, len)) => Ok(PreparedSegment {
+                number,
+                file,
+                path,
+                len,
+            }),
             Err(e) => {
                 remove_quietly(&path);
-                Err(Error::io(context(), e))
+                Err(Error::io(
+                    format!("preparing log segment file {}", path.display()),
+                    e,
+                ))
             }
         }
     }

@@ -151,6 +151,23 @@ impl IoProbe {
     }
 }
 
+/// Creates (or empties) the file at `path` and writes the header of segment
+/// `number` of the run that began at `run_first`; the file is left positioned
+/// after the header.
+pub(crate) fn start_segment_file(
+    path: &Path,
+    number: u64,
+    run_first: u64,
+) -> std::io::Result<File> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    file.write_all(&SegmentHeader { number, run_first }.encode())?;
+    Ok(file)
+}
+
 /// The segment file currently open for writing.
 struct OpenSegment {
     number: u64,
@@ -220,21 +237,11 @@ impl SegmentWriter {
         }
         let temp_path = self.dir.join(temp_file_name(number));
         let context = || format!("creating log segment {}", final_path.display());
-        let header = SegmentHeader {
-            number,
-            run_first: self.run_first,
-        }
-        .encode();
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp_path)
-            .map_err(|e| Error::io(context(), e))?;
-        self.probe
+        let file = self
+            .probe
             .before_write()
-            .and_then(|()| file.write_all(&header))
-            .and_then(|()| self.probe.sync_all(&file))
+            .and_then(|()| start_segment_file(&temp_path, number, self.run_first))
+            .and_then(|file| self.probe.sync_all(&file).map(|()| file))
             .map_err(|e| Error::io(context(), e))?;
         std::fs::rename(&temp_path, &final_path).map_err(|e| Error::io(context(), e))?;
         self.probe
@@ -243,8 +250,8 @@ impl SegmentWriter {
         self.open = Some(OpenSegment {
             number,
             file,
-            len: header.len() as u64,
-            allocated: header.len() as u64,
+            len: SEGMENT_HEADER_LEN as u64,
+            allocated: SEGMENT_HEADER_LEN as u64,
         });
         Ok(())
     }
