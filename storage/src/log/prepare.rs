@@ -41,8 +41,6 @@ pub(crate) struct PreparedSegment {
 struct Slot {
     /// The segment the writer wants next.
     wanted: Option<u64>,
-    /// The segment being prepared right now.
-    preparing: Option<u64>,
     /// A segment ready to be taken.
     ready: Option<PreparedSegment>,
     stopping: bool,
@@ -105,10 +103,18 @@ impl SegmentPreparer {
         }
     }
 
-    /// The prepared file of segment `number`, if it is ready. A ready file for
-    /// another number is stale and removed.
+    /// The prepared file of segment `number`, if it is ready. Segment `number`
+    /// (and any before it) is no longer wanted either way: a preparation of it
+    /// still under way is abandoned, and a ready file for another number is stale
+    /// and removed.
     pub(crate) fn take(&mut self, number: u64) -> Option<PreparedSegment> {
-        let ready = self.inner.slot.lock().ready.take()?;
+        let ready = {
+            let mut slot = self.inner.slot.lock();
+            if slot.wanted.is_some_and(|wanted| wanted <= number) {
+                slot.wanted = None;
+            }
+            slot.ready.take()?
+        };
         if ready.number == number {
             return Some(ready);
         }
@@ -158,11 +164,9 @@ impl Inner {
                 self.changed.wait(&mut slot);
                 continue;
             };
-            slot.preparing = Some(number);
             drop(slot);
             let outcome = self.prepare(number);
             slot = self.slot.lock();
-            slot.preparing = None;
             match outcome {
                 Ok(prepared) if !slot.stopping && slot.wanted == Some(number) => {
                     if let Some(old) = slot.ready.replace(prepared) {
@@ -171,7 +175,7 @@ impl Inner {
                 }
                 Ok(prepared) => remove_quietly(&prepared.path),
                 Err(e) => {
-                    if !slot.stopping {
+                    if !slot.stopping && slot.wanted == Some(number) {
                         tracing::warn!(error = %e, segment = number, "could not prepare a log segment");
                     }
                     // Not retried: the writer creates the segment itself.
@@ -193,9 +197,11 @@ impl Inner {
             let mut len = header_len;
             let zeros = vec![0u8; ZERO_CHUNK];
             while len < self.segment_size {
-                if self.slot.lock().stopping {
-                    return Err(std::io::Error::other("the log is closing"));
+                let slot = self.slot.lock();
+                if slot.stopping || slot.wanted != Some(number) {
+                    return Err(std::io::Error::other("no longer wanted"));
                 }
+                drop(slot);
                 let step = usize::try_from(self.segment_size - len)
                     .map_or(ZERO_CHUNK, |rest| rest.min(ZERO_CHUNK));
                 file.write_all(zeros.get(..step).unwrap_or(&zeros))?;
@@ -289,6 +295,23 @@ mod tests {
         assert!(p.take(6).is_none());
         assert!(!path.exists());
         assert!(p.take(5).is_none(), "removed, not kept for later");
+    }
+
+    #[test]
+    fn a_segment_created_before_its_preparation_ends_is_not_left_prepared() {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = Arc::new(IoProbe::default());
+        probe
+            .faults
+            .fsync_delay_micros
+            .store(200_000, std::sync::atomic::Ordering::SeqCst);
+        let mut p = SegmentPreparer::new(dir.path(), 3, SIZE, probe);
+        p.request(5);
+        // The writer reaches segment 5 while its fsync is still under way.
+        assert!(p.take(5).is_none());
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!p.is_ready(5), "a file nobody will take was kept");
+        assert!(!dir.path().join(prepared_file_name(5)).exists());
     }
 
     #[test]
