@@ -220,38 +220,34 @@ impl SegmentWriter {
     /// is ready (renamed into place the same way).
     fn create(&mut self, number: u64) -> Result<()> {
         let final_path = self.dir.join(segment_file_name(number));
-        if let Some(prepared) = self.preparer.take(number) {
-            let context = || format!("creating log segment {}", final_path.display());
-            std::fs::rename(&prepared.path, &final_path).map_err(|e| Error::io(context(), e))?;
-            self.probe
-                .sync_dir(&self.dir)
-                .map_err(|e| Error::io(context(), e))?;
-            self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
-            self.open = Some(OpenSegment {
-                number,
-                file: prepared.file,
-                len: SEGMENT_HEADER_LEN as u64,
-                allocated: prepared.len,
-            });
-            return Ok(());
-        }
-        let temp_path = self.dir.join(temp_file_name(number));
         let context = || format!("creating log segment {}", final_path.display());
-        let file = self
-            .probe
-            .before_write()
-            .and_then(|()| start_segment_file(&temp_path, number, self.run_first))
-            .and_then(|file| self.probe.sync_all(&file).map(|()| file))
-            .map_err(|e| Error::io(context(), e))?;
+        let prepared = self.preparer.take(number);
+        let was_prepared = prepared.is_some();
+        let (temp_path, file, allocated) = match prepared {
+            Some(p) => (p.path, p.file, p.len),
+            None => {
+                let temp_path = self.dir.join(temp_file_name(number));
+                let file = self
+                    .probe
+                    .before_write()
+                    .and_then(|()| start_segment_file(&temp_path, number, self.run_first))
+                    .and_then(|file| self.probe.sync_all(&file).map(|()| file))
+                    .map_err(|e| Error::io(context(), e))?;
+                (temp_path, file, SEGMENT_HEADER_LEN as u64)
+            }
+        };
         std::fs::rename(&temp_path, &final_path).map_err(|e| Error::io(context(), e))?;
         self.probe
             .sync_dir(&self.dir)
             .map_err(|e| Error::io(context(), e))?;
+        if was_prepared {
+            self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
+        }
         self.open = Some(OpenSegment {
             number,
             file,
             len: SEGMENT_HEADER_LEN as u64,
-            allocated: SEGMENT_HEADER_LEN as u64,
+            allocated,
         });
         Ok(())
     }
@@ -287,18 +283,18 @@ impl SegmentWriter {
             .before_write()
             .and_then(|()| file.write_all(data))
             .map_err(|e| Error::io(format!("writing log segment {}", path.display()), e))?;
-        self.wrote(number, data.len() as u64);
+        self.wrote(data.len() as u64);
         Ok(())
     }
 
-    /// Counts bytes written to the open segment `number`, and asks for the next
-    /// segment to be prepared once this one is half full.
-    fn wrote(&mut self, number: u64, bytes: u64) {
+    /// Counts bytes written to the open segment, and asks for the next segment to
+    /// be prepared once this one is half full.
+    fn wrote(&mut self, bytes: u64) {
         let Some(seg) = self.open.as_mut() else {
             return;
         };
         seg.len = seg.len.saturating_add(bytes);
-        let next = number.saturating_add(1);
+        let next = seg.number.saturating_add(1);
         if seg.len >= self.segment_size / 2 && self.requested != Some(next) {
             self.requested = Some(next);
             self.preparer.request(next);
