@@ -194,6 +194,7 @@ fn gateways(
         processor,
         ServerOptions {
             observer: Some(observer),
+            deferrable_calls: crate::thrift1::DEFERRABLE_CALLS,
             ..server_opts.clone()
         },
     );
@@ -207,6 +208,7 @@ fn gateways(
         processor2,
         ServerOptions {
             observer: Some(observer2),
+            deferrable_calls: crate::thrift2::DEFERRABLE_CALLS,
             ..server_opts
         },
     );

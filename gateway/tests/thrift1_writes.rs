@@ -816,3 +816,83 @@ fn values_over_the_configured_maximum_are_refused_naming_it() {
     )));
     assert!(m.contains("1024"), "{m}");
 }
+
+/// Synced one-row writes from many connections at once, over every transport and
+/// protocol: the server answers them from its acknowledger thread once their group
+/// commit is over. A reply must come only once its write is visible, to the same
+/// connection's next get and to any other connection.
+#[test]
+fn concurrent_synced_writes_are_visible_once_acknowledged() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    const WRITERS: usize = 8;
+    const PUTS: u64 = 150;
+    let server = Tabula::start();
+    let table = b"acks".to_vec();
+    create(&mut server.client(), &table, &["cf"]);
+    let acked: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let modes = [
+        (Framing::Buffered, Protocol::Binary),
+        (Framing::Framed, Protocol::Binary),
+        (Framing::Buffered, Protocol::Compact),
+        (Framing::Framed, Protocol::Compact),
+    ];
+    let value = |c: &mut Client, w: usize| -> u64 {
+        row_cols(c, &table, &format!("w{w}"))
+            .first()
+            .map_or(0, |(_, v)| v.parse().expect("a number"))
+    };
+    std::thread::scope(|s| {
+        let checker = {
+            let (acked, done) = (Arc::clone(&acked), Arc::clone(&done));
+            let mut c = server.client();
+            s.spawn(move || {
+                let mut checks = 0u64;
+                while !done.load(Ordering::SeqCst) {
+                    for w in 0..WRITERS {
+                        let before = acked[w].load(Ordering::SeqCst);
+                        let seen = value(&mut c, w);
+                        assert!(
+                            seen >= before,
+                            "writer {w}: put {before} acknowledged, read {seen}"
+                        );
+                        checks += 1;
+                    }
+                }
+                checks
+            })
+        };
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let acked = Arc::clone(&acked);
+                let (framing, protocol) = modes[w % modes.len()];
+                let mut c = server.client_with(framing, protocol);
+                let table = table.clone();
+                s.spawn(move || {
+                    for i in 1..=PUTS {
+                        c.mutate_row(
+                            table.clone(),
+                            format!("w{w}").into_bytes(),
+                            vec![put_m("cf:n", i.to_string().as_bytes())],
+                            no_attrs(),
+                        )
+                        .expect("mutateRow");
+                        acked[w].store(i, Ordering::SeqCst);
+                        assert_eq!(value(&mut c, w), i, "writer {w} reads its own put");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("writer");
+        }
+        done.store(true, Ordering::SeqCst);
+        assert!(checker.join().expect("checker") > 0);
+    });
+    let mut c = server.client();
+    for w in 0..WRITERS {
+        assert_eq!(value(&mut c, w), PUTS);
+    }
+}

@@ -295,6 +295,18 @@ impl Engine {
         Ok(())
     }
 
+    /// The engine's commit log.
+    #[cfg(test)]
+    pub(crate) fn log(&self) -> &CommitLog {
+        &self.shared.log
+    }
+
+    /// Fsyncs the commit log has done since it opened.
+    #[cfg(test)]
+    pub(crate) fn log_fsyncs(&self) -> u64 {
+        self.shared.log.fsync_count()
+    }
+
     /// The settings the engine runs with.
     pub fn options(&self) -> &EngineOptions {
         &self.shared.opts

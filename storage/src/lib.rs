@@ -13,6 +13,7 @@
 mod allocator;
 pub mod cache;
 pub mod coding;
+pub mod deferred;
 pub mod engine;
 pub mod entry;
 pub mod error;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tabula_thrift::input::{binary_input, compact_input};
 use thrift::protocol::{
-    TBinaryOutputProtocol, TCompactOutputProtocol, TMessageIdentifier, TMessageType,
-    TOutputProtocol,
+    TBinaryOutputProtocol, TCompactOutputProtocol, TFieldIdentifier, TMessageIdentifier,
+    TMessageType, TOutputProtocol, TStructIdentifier, TType,
 };
 use thrift::server::TProcessor;
 use thrift::{ApplicationError, ApplicationErrorKind};
@@ -228,6 +228,54 @@ pub(crate) fn protocol_error_reply(
     written.ok().map(|()| output)
 }
 
+/// Encodes the REPLY of a call that failed with HBase's IOError (`TIOError` in
+/// Thrift2): a result struct whose field 1 is the exception, with its message in its
+/// field 1. Every HBase call that writes declares its IOError as field 1 in both
+/// services. `None` only if encoding fails.
+pub(crate) fn io_error_reply(
+    protocol: WireProtocol,
+    method: &str,
+    seqid: i32,
+    message: &str,
+) -> Option<Vec<u8>> {
+    let mut output: Vec<u8> = Vec::new();
+    let ident = TMessageIdentifier::new(method, TMessageType::Reply, seqid);
+    let written = match protocol {
+        WireProtocol::Binary => write_io_error(
+            &mut TBinaryOutputProtocol::new(&mut output, true),
+            &ident,
+            message,
+        ),
+        WireProtocol::Compact => write_io_error(
+            &mut TCompactOutputProtocol::new(&mut output),
+            &ident,
+            message,
+        ),
+    };
+    written.ok().map(|()| output)
+}
+
+fn write_io_error(
+    o_prot: &mut dyn TOutputProtocol,
+    ident: &TMessageIdentifier,
+    message: &str,
+) -> thrift::Result<()> {
+    o_prot.write_message_begin(ident)?;
+    o_prot.write_struct_begin(&TStructIdentifier::new("result"))?;
+    o_prot.write_field_begin(&TFieldIdentifier::new("io", TType::Struct, 1))?;
+    o_prot.write_struct_begin(&TStructIdentifier::new("IOError"))?;
+    o_prot.write_field_begin(&TFieldIdentifier::new("message", TType::String, 1))?;
+    o_prot.write_string(message)?;
+    o_prot.write_field_end()?;
+    o_prot.write_field_stop()?;
+    o_prot.write_struct_end()?;
+    o_prot.write_field_end()?;
+    o_prot.write_field_stop()?;
+    o_prot.write_struct_end()?;
+    o_prot.write_message_end()?;
+    o_prot.flush()
+}
+
 fn write_exception(
     o_prot: &mut dyn TOutputProtocol,
     ident: &TMessageIdentifier,
@@ -352,5 +400,57 @@ mod tests {
             len: 0,
         };
         assert!(protocol_error_reply(WireProtocol::Compact, &header, "x").is_none());
+    }
+
+    /// Reads an IOError reply back: (method, seqid, message).
+    fn read_io_error(i: &mut dyn TInputProtocol) -> (String, i32, String) {
+        let mut step = || -> thrift::Result<(String, i32, String)> {
+            let ident = i.read_message_begin()?;
+            assert_eq!(ident.message_type, TMessageType::Reply);
+            i.read_struct_begin()?;
+            let outer = i.read_field_begin()?;
+            assert_eq!((outer.id, outer.field_type), (Some(1), TType::Struct));
+            i.read_struct_begin()?;
+            let inner = i.read_field_begin()?;
+            assert_eq!((inner.id, inner.field_type), (Some(1), TType::String));
+            let message = i.read_string()?;
+            i.read_field_end()?;
+            assert_eq!(i.read_field_begin()?.field_type, TType::Stop);
+            i.read_struct_end()?;
+            i.read_field_end()?;
+            assert_eq!(i.read_field_begin()?.field_type, TType::Stop);
+            i.read_struct_end()?;
+            i.read_message_end()?;
+            Ok((ident.name, ident.sequence_number, message))
+        };
+        match step() {
+            Ok(parts) => parts,
+            Err(err) => panic!("not an IOError reply: {err}"),
+        }
+    }
+
+    #[test]
+    fn io_error_replies_carry_the_exception_as_field_one_in_both_protocols() {
+        for protocol in [WireProtocol::Binary, WireProtocol::Compact] {
+            let Some(bytes) = io_error_reply(protocol, "mutateRow", 77, "disk gone") else {
+                panic!("no reply");
+            };
+            assert!(
+                matches!(scan_message(protocol, &bytes, usize::MAX), Scan::Complete(n) if n == bytes.len()),
+                "one whole message"
+            );
+            let parts = match protocol {
+                WireProtocol::Binary => {
+                    read_io_error(&mut TBinaryInputProtocol::new(&bytes[..], true))
+                }
+                WireProtocol::Compact => read_io_error(
+                    &mut thrift::protocol::TCompactInputProtocol::new(&bytes[..]),
+                ),
+            };
+            assert_eq!(
+                parts,
+                ("mutateRow".to_string(), 77, "disk gone".to_string())
+            );
+        }
     }
 }

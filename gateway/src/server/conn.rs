@@ -14,6 +14,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use crate::server::ack::Acknowledger;
 use crate::server::call::{CallError, Dispatcher};
 use crate::server::detect::{detect, Detection, Transport};
 use crate::server::identity::ConnectionId;
@@ -29,6 +30,8 @@ pub(crate) struct ConnShared {
     pub(crate) dispatcher: Dispatcher,
     pub(crate) opts: ServerOptions,
     pub(crate) stats: Arc<ServerStats>,
+    /// Answers calls whose synced writes were deferred (see `server::ack`).
+    pub(crate) ack: Acknowledger,
 }
 
 /// Who is on the other end.

@@ -13,6 +13,7 @@
 //! shutdown), `identity`, `options`, `stats`.
 
 mod accept;
+mod ack;
 mod call;
 mod conn;
 mod detect;
@@ -82,6 +83,7 @@ impl ThriftServer {
                 dispatcher,
                 opts,
                 stats: Arc::clone(&stats),
+                ack: ack::Acknowledger::new(),
             }),
             stats,
             stop: Arc::new(stop),

@@ -38,6 +38,11 @@ pub struct ServerOptions {
     pub tcp_keepalive: Option<Duration>,
     /// Told about every connection's open and close. Default `None`.
     pub observer: Option<Arc<dyn ConnectionObserver>>,
+    /// Methods whose synced writes may be acknowledged by the server's acknowledger
+    /// thread (see `server::ack`) instead of the connection's thread waiting for the
+    /// commit log: only calls that end with their writes, reading nothing after
+    /// them. Framed and unframed connections only. Default: none.
+    pub deferrable_calls: &'static [&'static str],
 }
 
 impl Default for ServerOptions {
@@ -49,6 +54,7 @@ impl Default for ServerOptions {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             tcp_keepalive: Some(DEFAULT_TCP_KEEPALIVE),
             observer: None,
+            deferrable_calls: &[],
         }
     }
 }
@@ -62,6 +68,7 @@ impl fmt::Debug for ServerOptions {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("observer", &self.observer.as_ref().map(|_| "set"))
+            .field("deferrable_calls", &self.deferrable_calls)
             .finish()
     }
 }

@@ -20,10 +20,15 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tokio::sync::{oneshot, watch};
 
+use tabula_storage::deferred::DeferScope;
+use thrift::protocol::TMessageType;
+
+use crate::server::ack::{ConnAck, FailureReply, Handoff};
 use crate::server::call::{protocol_error_reply, CallError};
 use crate::server::conn::{ConnError, ConnShared, Peer};
 use crate::server::detect::{Transport, WireMode};
 use crate::server::framing::{Extract, MessageReader};
+use crate::server::wire::{read_header, MessageHeader, WireProtocol};
 
 /// Longest a connection thread sleeps in a read before looking at the shutdown flag.
 const SHUTDOWN_POLL: Duration = Duration::from_millis(200);
@@ -36,6 +41,8 @@ const RETAIN_BUFFER_LIMIT: usize = 256 * 1024;
 const FRAME_PREFIX: usize = 4;
 /// Capacity a connection's reply buffer starts with (a get of a 1 KB value fits).
 const REPLY_BUFFER: usize = 4 * 1024;
+/// Longest method name looked at when deciding whether a call may defer its writes.
+const MAX_DEFERRABLE_NAME: usize = 64;
 
 /// Closes the socket when the waiting task is dropped before the thread is done.
 struct CloseOnDrop {
@@ -71,6 +78,7 @@ pub(crate) async fn serve_on_thread(
     let mut guard = CloseOnDrop {
         socket: Some(socket.try_clone()?),
     };
+    let ack = Arc::new(ConnAck::new(socket.try_clone()?));
     let runtime = tokio::runtime::Handle::current();
     let (done, finished) = oneshot::channel();
     std::thread::Builder::new()
@@ -86,8 +94,12 @@ pub(crate) async fn serve_on_thread(
                 runtime,
                 chunk: vec![0; READ_CHUNK],
                 reply: Vec::with_capacity(REPLY_BUFFER),
+                ack,
             };
-            let _ = done.send(conn.serve());
+            let served = conn.serve();
+            // A reply still with the acknowledger goes out before the socket closes.
+            let settled = conn.ack.settle().map(|_| ()).map_err(ConnError::Io);
+            let _ = done.send(served.and(settled));
         })?;
     let outcome = finished
         .await
@@ -110,6 +122,8 @@ struct ThreadConn<'a> {
     chunk: Vec<u8>,
     /// Reply buffer, reused from call to call.
     reply: Vec<u8>,
+    /// This connection's side of the acknowledger (see `server::ack`).
+    ack: Arc<ConnAck>,
 }
 
 /// How waiting for input ended.
@@ -129,10 +143,18 @@ impl ThreadConn<'_> {
             }
             match reader.next(&mut self.buf) {
                 Extract::Message(request) => {
+                    // The previous reply, if the acknowledger has it, goes first.
+                    if let Some(spare) = self.ack.settle()? {
+                        if self.reply.capacity() == 0 && spare.capacity() <= RETAIN_BUFFER_LIMIT {
+                            self.reply = spare;
+                        }
+                    }
                     let mut reply = std::mem::take(&mut self.reply);
                     reply.clear();
                     let prefix = self.frame_prefix_len();
                     reply.resize(prefix, 0);
+                    let deferrable = self.deferrable(reader.protocol(), &request);
+                    let scope = deferrable.as_ref().map(|_| DeferScope::enter());
                     let answered = self.shared.dispatcher.call_blocking(
                         self.peer.id,
                         reader.protocol(),
@@ -140,7 +162,29 @@ impl ThreadConn<'_> {
                         &self.runtime,
                         &mut reply,
                     );
+                    // Writes a failed or oneway call deferred are completed when
+                    // the scope drops; a reply's writes go to the acknowledger.
+                    let deferred = match (&scope, &answered) {
+                        (Some(scope), Ok(true)) => scope.take(),
+                        _ => Vec::new(),
+                    };
+                    drop(scope);
                     if answered? {
+                        if let (Some(header), false) = (deferrable, deferred.is_empty()) {
+                            self.set_frame_length(&mut reply)?;
+                            self.shared.ack.hand_over(Handoff {
+                                writes: deferred,
+                                reply,
+                                failure: FailureReply {
+                                    protocol: reader.protocol(),
+                                    method: header.name,
+                                    seqid: header.seqid,
+                                    framed: prefix > 0,
+                                },
+                                conn: Arc::clone(&self.ack),
+                            });
+                            continue;
+                        }
                         self.send_reply(&mut reply)?;
                     }
                     if reply.capacity() <= RETAIN_BUFFER_LIMIT {
@@ -208,6 +252,8 @@ impl ThreadConn<'_> {
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) =>
                 {
+                    // A reply the acknowledger could not send whole waits for this.
+                    self.ack.settle_if_idle()?;
                     if let Some(limit) = idle {
                         if waiting_since.elapsed() >= limit {
                             return Err(ConnError::Idle(limit));
@@ -228,9 +274,28 @@ impl ThreadConn<'_> {
         }
     }
 
+    /// The header of `request` if its method may defer its synced writes to the
+    /// acknowledger ([`crate::server::ServerOptions::deferrable_calls`]).
+    fn deferrable(&self, protocol: WireProtocol, request: &[u8]) -> Option<MessageHeader> {
+        let calls = self.shared.opts.deferrable_calls;
+        if calls.is_empty() {
+            return None;
+        }
+        let header = read_header(protocol, request, MAX_DEFERRABLE_NAME).ok()?;
+        (header.kind == TMessageType::Call && calls.contains(&header.name.as_str()))
+            .then_some(header)
+    }
+
     /// Writes one reply (`reply` starts with [`Self::frame_prefix_len`] bytes of room
     /// for the frame length, filled in here) in one write.
     fn send_reply(&mut self, reply: &mut [u8]) -> Result<(), ConnError> {
+        self.set_frame_length(reply)?;
+        self.socket.write_all(reply)?;
+        Ok(())
+    }
+
+    /// Fills in a framed reply's length prefix (nothing for other transports).
+    fn set_frame_length(&self, reply: &mut [u8]) -> Result<(), ConnError> {
         if let Transport::Framed = self.mode.transport {
             let body = reply.len().saturating_sub(FRAME_PREFIX);
             let len = u32::try_from(body)
@@ -241,7 +306,6 @@ impl ThreadConn<'_> {
                 prefix.copy_from_slice(&len.to_be_bytes());
             }
         }
-        self.socket.write_all(reply)?;
         Ok(())
     }
 }

@@ -61,6 +61,19 @@ use crate::server::ConnectionObserver;
 use errors::{Thrift1Error, Thrift1Result};
 use scanners::{ScannerConnectionObserver, ScannerRegistry};
 
+/// Calls whose synced write the connection server may acknowledge from its
+/// acknowledger thread once the commit log has synced (`server::ServerOptions::
+/// deferrable_calls`): each ends with exactly one single-row mutate and reads nothing
+/// after it, and declares IOError as its field 1 (what answers a failed sync).
+pub const DEFERRABLE_CALLS: &[&str] = &[
+    "mutateRow",
+    "mutateRowTs",
+    "deleteAll",
+    "deleteAllTs",
+    "deleteAllRow",
+    "deleteAllRowTs",
+];
+
 /// Default idle time after which a scanner is closed.
 pub const DEFAULT_SCANNER_LEASE: Duration = Duration::from_secs(60);
 /// Default bound on open scanners.

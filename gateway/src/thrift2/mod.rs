@@ -56,6 +56,12 @@ use crate::server::ConnectionObserver;
 use crate::thrift1::scanners::{ScannerConnectionObserver, ScannerRegistry};
 use crate::thrift1::Thrift1Options;
 
+/// Calls whose synced write the connection server may acknowledge from its
+/// acknowledger thread once the commit log has synced (`server::ServerOptions::
+/// deferrable_calls`): each ends with exactly one single-row mutate and reads nothing
+/// after it, and declares TIOError as its field 1 (what answers a failed sync).
+pub const DEFERRABLE_CALLS: &[&str] = &["put", "deleteSingle", "mutateRow"];
+
 /// The Thrift2 `THBaseService` over a [`Backend`].
 pub struct Thrift2Handler {
     backend: Arc<dyn Backend>,

@@ -197,6 +197,16 @@ impl CommitLog {
         }
     }
 
+    /// Makes every fsync from now on fail (`true`) or succeed again.
+    #[cfg(test)]
+    pub(crate) fn fail_fsyncs(&self, fail: bool) {
+        self.shared
+            .probe
+            .faults
+            .fail_fsyncs
+            .store(fail, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Writes and fsyncs everything appended so far.
     pub fn sync_all(&self) -> Result<()> {
         let target = self.shared.progress().appended;

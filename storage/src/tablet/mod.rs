@@ -239,7 +239,7 @@ pub struct Tablet {
     version: RwLock<Arc<Version>>,
     /// Serializes sequence assignment, log append and memtable insert.
     write_lock: Mutex<()>,
-    mvcc: Mvcc,
+    mvcc: Arc<Mvcc>,
     row_locks: RowLocks,
     manifest: Mutex<ManifestState>,
     /// Held while a flush runs (flushes of one tablet are sequential).
@@ -271,7 +271,7 @@ impl Tablet {
             end_row: manifest.end_row.clone(),
             version: RwLock::new(Arc::new(Version::new(active, Vec::new(), files))),
             write_lock: Mutex::new(()),
-            mvcc: Mvcc::new(last_seq),
+            mvcc: Arc::new(Mvcc::new(last_seq)),
             row_locks: RowLocks::new(1024),
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),

@@ -14,6 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::Tablet;
+use crate::deferred::{self, DeferredWrite};
 use crate::entry::{encode_payload, Entry};
 use crate::error::{Error, Result};
 use crate::key::KeyKind;
@@ -43,10 +44,29 @@ impl PendingWrite {
 
 impl Tablet {
     /// Applies a RowMutation atomically and durably (per `durability`).
+    ///
+    /// A synced write made inside a [`crate::deferred::DeferScope`] returns as soon as
+    /// it is in the log buffer and the memtable, leaving its log wait and its
+    /// publication in the scope: it is then neither durable nor visible, nor to be
+    /// acknowledged, until the scope's taker completes it.
     pub fn mutate(&self, rm: &RowMutation, durability: Durability) -> Result<()> {
-        match self.commit_for_batch(rm, durability, true)? {
-            Some(pending) => self.finish(pending),
-            None => Ok(()),
+        let Some(pending) = self.commit_for_batch(rm, durability, true)? else {
+            return Ok(());
+        };
+        match pending.log {
+            Some((pos, Durability::Sync)) if deferred::is_collecting() => {
+                let write = DeferredWrite::new(
+                    Arc::clone(&self.shared),
+                    Arc::clone(&self.mvcc),
+                    pending.seq,
+                    pos,
+                );
+                match deferred::defer(write) {
+                    Ok(()) => Ok(()),
+                    Err(_) => self.finish(pending),
+                }
+            }
+            _ => self.finish(pending),
         }
     }
 

@@ -1,0 +1,479 @@
+//! Answering synced writes from the thread that waits for their commit log.
+//!
+//! Owns [`Acknowledger`]: one thread per server that takes the replies of calls
+//! whose synced writes were deferred (see [`tabula_storage::deferred`]), completes
+//! the writes of every reply waiting (one log sync per commit log for all of them:
+//! a group commit), and then sends each reply on its connection, or an IOError in
+//! its place when the write's sync failed. A connection thread hands a reply over
+//! and goes back to its socket instead of sleeping through the group commit and
+//! being woken for it: a synced one-row put costs its connection thread one
+//! wake-up (the request's) instead of two.
+//! Each connection has one [`ConnAck`]: at most one reply of it is handed over at a
+//! time, and the connection thread waits for it before running its next call, so
+//! replies leave in request order and a client's next call sees its write.
+//! Must not: decide which calls may defer their writes (the connection loop does)
+//! or parse requests.
+
+use std::io::{self, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex};
+use tabula_storage::deferred::{self, DeferredWrite};
+
+use crate::server::call::io_error_reply;
+use crate::server::wire::WireProtocol;
+
+/// A reply whose call deferred its writes' log sync.
+pub(crate) struct Handoff {
+    /// The writes to complete before the reply may be sent.
+    pub(crate) writes: Vec<DeferredWrite>,
+    /// The whole reply, frame length included.
+    pub(crate) reply: Vec<u8>,
+    /// What answers the call instead if a write's sync fails.
+    pub(crate) failure: FailureReply,
+    /// The connection to answer on.
+    pub(crate) conn: Arc<ConnAck>,
+}
+
+/// Enough of a request to answer it with an IOError.
+pub(crate) struct FailureReply {
+    pub(crate) protocol: WireProtocol,
+    pub(crate) method: String,
+    pub(crate) seqid: i32,
+    /// Whether replies carry a 4-byte frame length.
+    pub(crate) framed: bool,
+}
+
+/// A connection's side of the hand-over.
+pub(crate) struct ConnAck {
+    /// The connection's socket (a duplicate of the connection thread's handle).
+    socket: TcpStream,
+    slot: Mutex<Slot>,
+    settled: Condvar,
+}
+
+#[derive(Default)]
+struct Slot {
+    /// A reply is handed over and not yet sent.
+    in_flight: bool,
+    /// Bytes of a sent reply the socket did not take without blocking; the
+    /// connection thread writes them.
+    unsent: Vec<u8>,
+    /// Sending failed: the connection is broken.
+    failed: Option<io::Error>,
+    /// A reply buffer given back for reuse.
+    spare: Option<Vec<u8>>,
+}
+
+impl ConnAck {
+    pub(crate) fn new(socket: TcpStream) -> Self {
+        ConnAck {
+            socket,
+            slot: Mutex::new(Slot::default()),
+            settled: Condvar::new(),
+        }
+    }
+
+    /// Waits until no reply of this connection is handed over, writes (blocking)
+    /// what the acknowledger could not send without blocking, and reports a failed
+    /// send. Returns a reply buffer to reuse, if one came back.
+    pub(crate) fn settle(&self) -> io::Result<Option<Vec<u8>>> {
+        let (unsent, spare) = {
+            let mut slot = self.slot.lock();
+            while slot.in_flight {
+                self.settled.wait(&mut slot);
+            }
+            if let Some(e) = slot.failed.take() {
+                return Err(e);
+            }
+            (std::mem::take(&mut slot.unsent), slot.spare.take())
+        };
+        if !unsent.is_empty() {
+            (&self.socket).write_all(&unsent)?;
+        }
+        Ok(spare)
+    }
+
+    /// [`ConnAck::settle`] if no reply is in flight; otherwise nothing (no wait).
+    pub(crate) fn settle_if_idle(&self) -> io::Result<()> {
+        if self.slot.lock().in_flight {
+            return Ok(());
+        }
+        self.settle().map(|_| ())
+    }
+
+    fn begin(&self) {
+        self.slot.lock().in_flight = true;
+    }
+
+    /// Sends `answer` (the reply, or why there is none) and settles the slot: under
+    /// the slot's lock, so a connection thread that wakes for the client's next
+    /// request while the reply is being sent waits on the lock, not on a sleep.
+    /// What the socket does not take without blocking is left for the connection
+    /// thread; the answer's buffer comes back for reuse (`spare` when it was not sent).
+    fn answer(&self, answer: io::Result<Vec<u8>>, spare: Vec<u8>) {
+        let mut slot = self.slot.lock();
+        let (unsent, failed, mut spare) = match answer {
+            Ok(bytes) => {
+                let (unsent, failed) = self.send(&bytes);
+                let keep = if bytes.capacity() > 0 { bytes } else { spare };
+                (unsent, failed, keep)
+            }
+            Err(e) => (Vec::new(), Some(e), spare),
+        };
+        spare.clear();
+        slot.in_flight = false;
+        slot.unsent = unsent;
+        slot.failed = failed;
+        slot.spare = Some(spare);
+        drop(slot);
+        self.settled.notify_all();
+    }
+
+    /// Sends `bytes` without blocking; returns what the socket did not take and the
+    /// error that ended sending.
+    fn send(&self, bytes: &[u8]) -> (Vec<u8>, Option<io::Error>) {
+        let sock = socket2::SockRef::from(&self.socket);
+        let mut sent = 0;
+        while let Some(rest) = bytes.get(sent..).filter(|r| !r.is_empty()) {
+            match sock.send_with_flags(rest, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) {
+                Ok(0) => return (Vec::new(), Some(io::ErrorKind::WriteZero.into())),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (rest.to_vec(), None),
+                Err(e) => return (Vec::new(), Some(e)),
+            }
+        }
+        (Vec::new(), None)
+    }
+}
+
+struct Queue {
+    waiting: Vec<Handoff>,
+    stopping: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    work: Condvar,
+}
+
+/// The thread that completes deferred writes and sends their replies (started at
+/// the first hand-over).
+pub(crate) struct Acknowledger {
+    shared: Arc<Shared>,
+    /// Set once the thread has started.
+    started: AtomicBool,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Acknowledger {
+    pub(crate) fn new() -> Acknowledger {
+        Acknowledger {
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue {
+                    waiting: Vec::new(),
+                    stopping: false,
+                }),
+                work: Condvar::new(),
+            }),
+            started: AtomicBool::new(false),
+            thread: Mutex::new(None),
+        }
+    }
+
+    /// Takes over a reply: its connection must [`ConnAck::settle`] before its next
+    /// call. Once stopped (or if its thread cannot start) the acknowledger completes
+    /// and sends the reply on the calling thread.
+    pub(crate) fn hand_over(&self, handoff: Handoff) {
+        handoff.conn.begin();
+        if self.running() {
+            let mut q = self.shared.queue.lock();
+            if !q.stopping {
+                q.waiting.push(handoff);
+                drop(q);
+                self.shared.work.notify_one();
+                return;
+            }
+        }
+        acknowledge(vec![handoff]);
+    }
+
+    /// Whether the thread runs, starting it if it was never started.
+    fn running(&self) -> bool {
+        if self.started.load(Ordering::Acquire) {
+            return true;
+        }
+        let mut thread = self.thread.lock();
+        if thread.is_some() {
+            return true;
+        }
+        if self.shared.queue.lock().stopping {
+            return false;
+        }
+        let shared = Arc::clone(&self.shared);
+        match std::thread::Builder::new()
+            .name("tabula-ack".into())
+            .spawn(move || run(&shared))
+        {
+            Ok(handle) => {
+                *thread = Some(handle);
+                self.started.store(true, Ordering::Release);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("the acknowledger thread did not start: {e}");
+                false
+            }
+        }
+    }
+
+    /// Completes what is handed over and stops the thread.
+    pub(crate) fn stop(&self) {
+        self.shared.queue.lock().stopping = true;
+        self.shared.work.notify_one();
+        if let Some(thread) = self.thread.lock().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Acknowledger {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn run(shared: &Shared) {
+    loop {
+        let batch = {
+            let mut q = shared.queue.lock();
+            while q.waiting.is_empty() && !q.stopping {
+                shared.work.wait(&mut q);
+            }
+            if q.waiting.is_empty() {
+                return;
+            }
+            std::mem::take(&mut q.waiting)
+        };
+        acknowledge(batch);
+    }
+}
+
+/// Completes every write of `batch` (one sync per commit log) and answers each call:
+/// its reply, or an IOError if one of its writes did not sync.
+fn acknowledge(batch: Vec<Handoff>) {
+    let mut writes = Vec::new();
+    let mut counts = Vec::with_capacity(batch.len());
+    let mut replies = Vec::with_capacity(batch.len());
+    for h in batch {
+        counts.push(h.writes.len());
+        writes.extend(h.writes);
+        replies.push((h.reply, h.failure, h.conn));
+    }
+    let results = deferred::complete(&writes);
+    let mut results = results.into_iter();
+    for ((mut reply, failure, conn), count) in replies.into_iter().zip(counts) {
+        let failed = results.by_ref().take(count).find_map(|r| r.err());
+        let answer = match failed {
+            None => Ok(std::mem::take(&mut reply)),
+            Some(e) => {
+                tracing::warn!(method = %failure.method, "a write's commit log sync failed: {e}");
+                failure_bytes(&failure, &e.to_string())
+                    .ok_or_else(|| io::Error::other("the IOError reply did not encode"))
+            }
+        };
+        conn.answer(answer, reply);
+    }
+}
+
+/// The IOError answering `failure`'s call, framed as its replies are.
+fn failure_bytes(failure: &FailureReply, reason: &str) -> Option<Vec<u8>> {
+    let message = format!("the commit log sync failed: {reason}");
+    let body = io_error_reply(failure.protocol, &failure.method, failure.seqid, &message)?;
+    if !failure.framed {
+        return Some(body);
+    }
+    let len = u32::try_from(body.len()).ok()?;
+    let mut framed = Vec::with_capacity(body.len() + 4);
+    framed.extend_from_slice(&len.to_be_bytes());
+    framed.extend_from_slice(&body);
+    Some(framed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+
+    use bytes::Bytes;
+    use tabula_storage::deferred::DeferScope;
+    use tabula_storage::{
+        Durability, Engine, EngineOptions, FamilySchema, ReadOptions, RowMutation, TableSchema,
+        Tablet, TabletDescriptor,
+    };
+
+    use super::*;
+
+    /// A connected (client, server) socket pair on loopback.
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let client = TcpStream::connect(addr).expect("connect");
+        let (server, _) = listener.accept().expect("accept");
+        (client, server)
+    }
+
+    fn tablet(dir: &std::path::Path) -> (Engine, Arc<Tablet>) {
+        let mut opts = EngineOptions::new(dir);
+        opts.background_work = false;
+        let engine = Engine::open(opts).expect("engine");
+        let schema = TableSchema::new("t", vec![FamilySchema::new(&b"f"[..])]).expect("schema");
+        let tablet = engine
+            .open_tablet(TabletDescriptor {
+                id: 1,
+                schema,
+                start_row: Bytes::new(),
+                end_row: Bytes::new(),
+            })
+            .expect("tablet");
+        (engine, tablet)
+    }
+
+    /// A synced put of `row` made in a deferral scope: the writes it left there.
+    fn deferred_put(tablet: &Tablet, row: &'static str) -> Vec<DeferredWrite> {
+        let scope = DeferScope::enter();
+        let rm =
+            RowMutation::new(Bytes::from_static(row.as_bytes())).put(&b"f"[..], &b"q"[..], 1, "v");
+        tablet.mutate(&rm, Durability::Sync).expect("put");
+        scope.take()
+    }
+
+    fn visible(tablet: &Tablet, row: &'static str) -> bool {
+        let row = Bytes::from_static(row.as_bytes());
+        !tablet
+            .get(&row, ReadOptions::latest())
+            .expect("get")
+            .is_empty()
+    }
+
+    fn failure() -> FailureReply {
+        FailureReply {
+            protocol: WireProtocol::Binary,
+            method: "mutateRow".into(),
+            seqid: 1,
+            framed: false,
+        }
+    }
+
+    #[test]
+    fn a_handed_over_reply_is_sent_once_its_write_is_synced_and_visible() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let (mut client, server) = pair();
+        let conn = Arc::new(ConnAck::new(server));
+        let writes = deferred_put(&tablet, "r");
+        assert_eq!(writes.len(), 1);
+        assert!(!visible(&tablet, "r"), "deferred: not visible yet");
+        let ack = Acknowledger::new();
+        ack.hand_over(Handoff {
+            writes,
+            reply: b"REPLY".to_vec(),
+            failure: failure(),
+            conn: Arc::clone(&conn),
+        });
+        let mut got = [0u8; 5];
+        client.read_exact(&mut got).expect("reply");
+        assert_eq!(&got, b"REPLY");
+        let spare = conn.settle().expect("settled");
+        assert!(spare.is_some_and(|b| b.is_empty() && b.capacity() >= 5));
+        assert!(visible(&tablet, "r"), "published before the reply was sent");
+        ack.stop();
+    }
+
+    #[test]
+    fn a_reply_the_socket_cannot_take_is_finished_by_the_connection_thread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let (mut client, server) = pair();
+        socket2::SockRef::from(&server)
+            .set_send_buffer_size(64 * 1024)
+            .expect("send buffer");
+        let conn = Arc::new(ConnAck::new(server));
+        let reply: Vec<u8> = (0..16 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
+        let expected = reply.clone();
+        let ack = Acknowledger::new();
+        ack.hand_over(Handoff {
+            writes: deferred_put(&tablet, "r"),
+            reply,
+            failure: failure(),
+            conn: Arc::clone(&conn),
+        });
+        // The client reads nothing yet: the socket's buffers fill and the rest is
+        // left to the connection thread, which settles while the client reads.
+        while conn.slot.lock().in_flight {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!conn.slot.lock().unsent.is_empty(), "part of it is unsent");
+        let settler = {
+            let conn = Arc::clone(&conn);
+            std::thread::spawn(move || conn.settle().map(|_| ()))
+        };
+        let mut got = vec![0u8; expected.len()];
+        client.read_exact(&mut got).expect("whole reply");
+        assert!(got == expected, "the reply arrives whole and in order");
+        assert!(matches!(settler.join(), Ok(Ok(()))));
+        ack.stop();
+    }
+
+    #[test]
+    fn after_stop_a_reply_is_answered_on_the_calling_thread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let (mut client, server) = pair();
+        let conn = Arc::new(ConnAck::new(server));
+        let ack = Acknowledger::new();
+        ack.stop();
+        ack.hand_over(Handoff {
+            writes: deferred_put(&tablet, "r"),
+            reply: b"OK".to_vec(),
+            failure: failure(),
+            conn: Arc::clone(&conn),
+        });
+        assert!(visible(&tablet, "r"), "completed before hand_over returned");
+        let mut got = [0u8; 2];
+        client.read_exact(&mut got).expect("reply");
+        assert_eq!(&got, b"OK");
+        assert!(conn.settle().is_ok());
+    }
+
+    #[test]
+    fn a_closed_connection_is_reported_to_its_thread() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let (client, server) = pair();
+        drop(client);
+        let conn = Arc::new(ConnAck::new(server));
+        let ack = Acknowledger::new();
+        // The first send to a closed peer may still be accepted; the next fails.
+        let mut failed = false;
+        for _ in 0..50 {
+            ack.hand_over(Handoff {
+                writes: deferred_put(&tablet, "r"),
+                reply: vec![1; 64 * 1024],
+                failure: failure(),
+                conn: Arc::clone(&conn),
+            });
+            if conn.settle().is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed, "a send to a closed peer fails");
+        assert!(visible(&tablet, "r"), "the write itself completed");
+        ack.stop();
+    }
+}
