@@ -41,7 +41,7 @@ pub(crate) struct Handoff {
 /// Enough of a request to answer it with an IOError.
 pub(crate) struct FailureReply {
     pub(crate) protocol: WireProtocol,
-    pub(crate) method: String,
+    pub(crate) method: &'static str,
     pub(crate) seqid: i32,
     /// Whether replies carry a 4-byte frame length.
     pub(crate) framed: bool,
@@ -293,7 +293,7 @@ fn acknowledge(batch: Vec<Handoff>) {
 /// The IOError answering `failure`'s call, framed as its replies are.
 fn failure_bytes(failure: &FailureReply, reason: &str) -> Option<Vec<u8>> {
     let message = format!("the commit log sync failed: {reason}");
-    let body = io_error_reply(failure.protocol, &failure.method, failure.seqid, &message)?;
+    let body = io_error_reply(failure.protocol, failure.method, failure.seqid, &message)?;
     if !failure.framed {
         return Some(body);
     }
@@ -363,7 +363,7 @@ mod tests {
     fn failure() -> FailureReply {
         FailureReply {
             protocol: WireProtocol::Binary,
-            method: "mutateRow".into(),
+            method: "mutateRow",
             seqid: 1,
             framed: false,
         }

@@ -28,7 +28,7 @@ use crate::server::call::{protocol_error_reply, CallError};
 use crate::server::conn::{ConnError, ConnShared, Peer};
 use crate::server::detect::{Transport, WireMode};
 use crate::server::framing::{Extract, MessageReader};
-use crate::server::wire::{read_header, MessageHeader, WireProtocol};
+use crate::server::wire::{peek_header, WireProtocol};
 
 /// Longest a connection thread sleeps in a read before looking at the shutdown flag.
 const SHUTDOWN_POLL: Duration = Duration::from_millis(200);
@@ -170,15 +170,15 @@ impl ThreadConn<'_> {
                     };
                     drop(scope);
                     if answered? {
-                        if let (Some(header), false) = (deferrable, deferred.is_empty()) {
+                        if let (Some((method, seqid)), false) = (deferrable, deferred.is_empty()) {
                             self.set_frame_length(&mut reply)?;
                             self.shared.ack.hand_over(Handoff {
                                 writes: deferred,
                                 reply,
                                 failure: FailureReply {
                                     protocol: reader.protocol(),
-                                    method: header.name,
-                                    seqid: header.seqid,
+                                    method,
+                                    seqid,
                                     framed: prefix > 0,
                                 },
                                 conn: Arc::clone(&self.ack),
@@ -274,16 +274,20 @@ impl ThreadConn<'_> {
         }
     }
 
-    /// The header of `request` if its method may defer its synced writes to the
-    /// acknowledger ([`crate::server::ServerOptions::deferrable_calls`]).
-    fn deferrable(&self, protocol: WireProtocol, request: &[u8]) -> Option<MessageHeader> {
+    /// The method (as the options spell it) and sequence id of `request` if its
+    /// method may defer its synced writes to the acknowledger
+    /// ([`crate::server::ServerOptions::deferrable_calls`]).
+    fn deferrable(&self, protocol: WireProtocol, request: &[u8]) -> Option<(&'static str, i32)> {
         let calls = self.shared.opts.deferrable_calls;
         if calls.is_empty() {
             return None;
         }
-        let header = read_header(protocol, request, MAX_DEFERRABLE_NAME).ok()?;
-        (header.kind == TMessageType::Call && calls.contains(&header.name.as_str()))
-            .then_some(header)
+        let header = peek_header(protocol, request, MAX_DEFERRABLE_NAME).ok()?;
+        if header.kind != TMessageType::Call {
+            return None;
+        }
+        let method = calls.iter().find(|c| **c == header.name)?;
+        Some((method, header.seqid))
     }
 
     /// Writes one reply (`reply` starts with [`Self::frame_prefix_len`] bytes of room

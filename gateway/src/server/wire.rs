@@ -230,8 +230,31 @@ fn message_type(code: u8) -> Result<TMessageType, ScanError> {
     }
 }
 
-fn method_name(bytes: &[u8]) -> Result<String, ScanError> {
-    String::from_utf8(bytes.to_vec()).map_err(|_| ScanError::BadMethodName)
+/// A message header whose method name still lies in the message's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeaderRef<'a> {
+    /// Method name (valid UTF-8).
+    pub(crate) name: &'a str,
+    pub(crate) kind: TMessageType,
+    pub(crate) seqid: i32,
+    pub(crate) strict: bool,
+    pub(crate) len: usize,
+}
+
+impl HeaderRef<'_> {
+    fn to_owned(self) -> MessageHeader {
+        MessageHeader {
+            name: self.name.to_owned(),
+            kind: self.kind,
+            seqid: self.seqid,
+            strict: self.strict,
+            len: self.len,
+        }
+    }
+}
+
+fn method_name(bytes: &[u8]) -> Result<&str, ScanError> {
+    std::str::from_utf8(bytes).map_err(|_| ScanError::BadMethodName)
 }
 
 /// Parses the message header at the start of `buf`. Method names longer than `limit`
@@ -241,6 +264,15 @@ pub(crate) fn read_header(
     buf: &[u8],
     limit: usize,
 ) -> Result<MessageHeader, Stop> {
+    peek_header(protocol, buf, limit).map(HeaderRef::to_owned)
+}
+
+/// [`read_header`] without copying the method name out of `buf`.
+pub(crate) fn peek_header(
+    protocol: WireProtocol,
+    buf: &[u8],
+    limit: usize,
+) -> Result<HeaderRef<'_>, Stop> {
     let mut cur = Cursor::new(buf, 0);
     match protocol {
         WireProtocol::Binary => read_binary_header(&mut cur, limit),
@@ -248,7 +280,7 @@ pub(crate) fn read_header(
     }
 }
 
-fn read_binary_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHeader, Stop> {
+fn read_binary_header<'a>(cur: &mut Cursor<'a>, limit: usize) -> Result<HeaderRef<'a>, Stop> {
     let first = cur.i32_be()?;
     if first < 0 {
         let word = first as u32;
@@ -259,7 +291,7 @@ fn read_binary_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHeade
         let name_len = checked_len(i64::from(cur.i32_be()?), limit)?;
         let name = method_name(cur.take(name_len)?)?;
         let seqid = cur.i32_be()?;
-        Ok(MessageHeader {
+        Ok(HeaderRef {
             name,
             kind,
             seqid,
@@ -271,7 +303,7 @@ fn read_binary_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHeade
         let name = method_name(cur.take(name_len)?)?;
         let kind = message_type(cur.u8()?)?;
         let seqid = cur.i32_be()?;
-        Ok(MessageHeader {
+        Ok(HeaderRef {
             name,
             kind,
             seqid,
@@ -281,7 +313,7 @@ fn read_binary_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHeade
     }
 }
 
-fn read_compact_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHeader, Stop> {
+fn read_compact_header<'a>(cur: &mut Cursor<'a>, limit: usize) -> Result<HeaderRef<'a>, Stop> {
     let id = cur.u8()?;
     if id != COMPACT_PROTOCOL_ID {
         return Err(ScanError::BadVersion(u32::from(id)).into());
@@ -295,7 +327,7 @@ fn read_compact_header(cur: &mut Cursor<'_>, limit: usize) -> Result<MessageHead
     let name_len = cur.varint(VARINT32_MAX)?;
     let name_len = checked_len(i64::try_from(name_len).unwrap_or(i64::MAX), limit)?;
     let name = method_name(cur.take(name_len)?)?;
-    Ok(MessageHeader {
+    Ok(HeaderRef {
         name,
         kind,
         seqid,
