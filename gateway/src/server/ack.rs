@@ -105,6 +105,18 @@ impl ConnAck {
         self.settle().map(|_| ())
     }
 
+    /// Ends a hand-over that will not be answered: the connection thread gets an
+    /// error and closes the connection (the client sees it closed, unanswered).
+    fn abandon(&self) {
+        let mut slot = self.slot.lock();
+        if slot.in_flight {
+            slot.in_flight = false;
+            slot.failed = Some(io::Error::other("the acknowledger failed"));
+            drop(slot);
+            self.settled.notify_all();
+        }
+    }
+
     fn begin(&self) {
         self.slot.lock().in_flight = true;
     }
@@ -259,7 +271,15 @@ fn run(shared: &Shared) {
             }
             std::mem::take(&mut q.waiting)
         };
-        acknowledge(batch);
+        let conns: Vec<Arc<ConnAck>> = batch.iter().map(|h| Arc::clone(&h.conn)).collect();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| acknowledge(batch)));
+        if outcome.is_err() {
+            // No connection may wait forever for a reply that will not come.
+            tracing::error!("the acknowledger panicked; its connections are closed");
+            for conn in conns {
+                conn.abandon();
+            }
+        }
     }
 }
 
