@@ -1,8 +1,9 @@
 //! Synced writes whose wait for the commit log is handed to another thread.
 //!
 //! Owns: the per-thread collector a caller opens with [`DeferScope::enter`] around a
-//! call, the [`DeferredWrite`]s a synced [`crate::Tablet::mutate`] leaves in it
-//! instead of waiting for its group commit, and [`complete`], which syncs each
+//! call, the [`DeferredWrite`]s a synced single-row write ([`crate::Tablet::mutate`],
+//! check-and-mutate, increment, append) leaves in it instead of waiting for its
+//! group commit, and [`complete`], which syncs each
 //! commit log once up to the last of a set of such writes and then publishes them
 //! all. A deferred write is in the log buffer and the memtable but invisible to
 //! readers and unacknowledged until it is completed; whoever takes it must complete
@@ -293,5 +294,34 @@ mod tests {
         // Published all the same (as a write whose own wait failed is), so no
         // reader or flush waits for them forever: a read returns.
         assert_eq!(cells(&tablet, "s"), 1);
+    }
+
+    #[test]
+    fn deferred_increments_build_on_each_other_and_publish_together() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = open(dir.path());
+        let row = Bytes::from_static(b"n");
+        let counter = [(Bytes::from_static(b"a"), Bytes::from_static(b"q"), 5i64)];
+        let scope = DeferScope::enter();
+        let first = tablet
+            .increment(&row, &counter, Durability::Sync)
+            .expect("increment");
+        let second = tablet
+            .increment(&row, &counter, Durability::Sync)
+            .expect("increment");
+        let value = |cells: &[crate::types::Cell]| {
+            cells
+                .first()
+                .map(|c| i64::from_be_bytes(c.value.as_ref().try_into().expect("8 bytes")))
+        };
+        // The second read the first's value although neither is published yet.
+        assert_eq!((value(&first), value(&second)), (Some(5), Some(10)));
+        assert_eq!(cells(&tablet, "n"), 0, "not visible before the sync");
+        let writes = scope.take();
+        assert_eq!(writes.len(), 2);
+        drop(scope);
+        assert!(complete(&writes).iter().all(|r| r.is_ok()));
+        let now = tablet.get(&row, ReadOptions::latest()).expect("get");
+        assert_eq!(value(&now), Some(10));
     }
 }

@@ -63,8 +63,10 @@ use scanners::{ScannerConnectionObserver, ScannerRegistry};
 
 /// Calls whose synced write the connection server may acknowledge from its
 /// acknowledger thread once the commit log has synced (`server::ServerOptions::
-/// deferrable_calls`): each ends with exactly one single-row mutate and reads nothing
-/// after it, and declares IOError as its field 1 (what answers a failed sync).
+/// deferrable_calls`): each ends with exactly one single-row write (a mutation,
+/// check-and-put, increment or append) and reads nothing after it, and declares
+/// IOError as its field 1 (what answers a failed sync). Calls writing several rows
+/// wait for the log themselves.
 pub const DEFERRABLE_CALLS: &[&str] = &[
     "mutateRow",
     "mutateRowTs",
@@ -72,6 +74,10 @@ pub const DEFERRABLE_CALLS: &[&str] = &[
     "deleteAllTs",
     "deleteAllRow",
     "deleteAllRowTs",
+    "atomicIncrement",
+    "increment",
+    "append",
+    "checkAndPut",
 ];
 
 /// Default idle time after which a scanner is closed.

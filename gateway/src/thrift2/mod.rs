@@ -58,9 +58,20 @@ use crate::thrift1::Thrift1Options;
 
 /// Calls whose synced write the connection server may acknowledge from its
 /// acknowledger thread once the commit log has synced (`server::ServerOptions::
-/// deferrable_calls`): each ends with exactly one single-row mutate and reads nothing
-/// after it, and declares TIOError as its field 1 (what answers a failed sync).
-pub const DEFERRABLE_CALLS: &[&str] = &["put", "deleteSingle", "mutateRow"];
+/// deferrable_calls`): each ends with exactly one single-row write (a mutation,
+/// check-and-*, increment or append) and reads nothing after it, and declares
+/// TIOError as its field 1 (what answers a failed sync). Calls writing several rows
+/// wait for the log themselves.
+pub const DEFERRABLE_CALLS: &[&str] = &[
+    "put",
+    "deleteSingle",
+    "mutateRow",
+    "increment",
+    "append",
+    "checkAndPut",
+    "checkAndDelete",
+    "checkAndMutate",
+];
 
 /// The Thrift2 `THBaseService` over a [`Backend`].
 pub struct Thrift2Handler {

@@ -3,7 +3,8 @@
 //! Owns: HBase's semantics for these calls. Each holds the row's lock from its read
 //! to its memtable insert, and reads with an unlimited snapshot: every mutation of
 //! the row that was inserted is complete (inserts happen under the same row lock),
-//! so the read sees the latest state even before its log sync finishes.
+//! so the read sees the latest state even before its log sync finishes. Their
+//! synced writes may be deferred like a plain mutation's (see `crate::deferred`).
 //! Must not: the commit protocol itself (see `write`).
 
 use bytes::Bytes;
@@ -144,7 +145,7 @@ impl Tablet {
             let entries = self.resolve(mutation, self.shared.now_ms())?;
             self.commit(&mutation.row, &entries, durability)?
         };
-        self.finish(pending)?;
+        self.finish_or_defer(pending)?;
         Ok(true)
     }
 
@@ -290,7 +291,7 @@ impl Tablet {
             }
         };
         if let Some(p) = pending {
-            self.finish(p)?;
+            self.finish_or_defer(p)?;
         }
         Ok(result)
     }

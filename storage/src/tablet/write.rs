@@ -50,23 +50,9 @@ impl Tablet {
     /// publication in the scope: it is then neither durable nor visible, nor to be
     /// acknowledged, until the scope's taker completes it.
     pub fn mutate(&self, rm: &RowMutation, durability: Durability) -> Result<()> {
-        let Some(pending) = self.commit_for_batch(rm, durability, true)? else {
-            return Ok(());
-        };
-        match pending.log {
-            Some((pos, Durability::Sync)) if deferred::is_collecting() => {
-                let write = DeferredWrite::new(
-                    Arc::clone(&self.shared),
-                    Arc::clone(&self.mvcc),
-                    pending.seq,
-                    pos,
-                );
-                match deferred::defer(write) {
-                    Ok(()) => Ok(()),
-                    Err(_) => self.finish(pending),
-                }
-            }
-            _ => self.finish(pending),
+        match self.commit_for_batch(rm, durability, true)? {
+            Some(pending) => self.finish_or_defer(pending),
+            None => Ok(()),
         }
     }
 
@@ -283,6 +269,29 @@ impl Tablet {
             insert_entry(&memtable, row, e, seq);
         }
         Ok(PendingWrite { seq, log })
+    }
+
+    /// [`Tablet::finish`], unless the write is synced and this thread collects
+    /// deferred writes (see [`crate::deferred`]): then the log wait and the
+    /// publication are left in the thread's scope and the write returns at once,
+    /// neither durable nor visible until the scope's taker completes it.
+    pub(crate) fn finish_or_defer(&self, pending: PendingWrite) -> Result<()> {
+        let Some((pos, Durability::Sync)) = pending.log else {
+            return self.finish(pending);
+        };
+        if !deferred::is_collecting() {
+            return self.finish(pending);
+        }
+        let write = DeferredWrite::new(
+            Arc::clone(&self.shared),
+            Arc::clone(&self.mvcc),
+            pending.seq,
+            pos,
+        );
+        match deferred::defer(write) {
+            Ok(()) => Ok(()),
+            Err(_) => self.finish(pending),
+        }
     }
 
     /// Waits for the log (group commit) and publishes the write.
