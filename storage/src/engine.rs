@@ -250,6 +250,7 @@ impl Engine {
         let log_opts = LogOptions {
             segment_size: opts.log_segment_size,
             async_flush_interval: opts.async_log_interval,
+            ..LogOptions::default()
         };
         let (log, old_segments) = CommitLog::open(&opts.log_dir(), log_opts)?;
         recovery::split_segments(&old_segments, &tablets_root)?;

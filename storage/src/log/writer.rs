@@ -10,6 +10,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,9 +19,11 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
+use crate::log::direct::DirectTail;
 use crate::log::prepare::SegmentPreparer;
 use crate::log::record::{PreparedRecord, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::log::segments::{segment_file_name, temp_file_name, SegmentSet};
+use crate::log::LogOptions;
 
 /// Unwritten bytes at which the background thread is woken to write them out.
 pub(crate) const WRITE_THRESHOLD: u64 = 1 << 20;
@@ -79,6 +82,8 @@ pub(crate) struct IoProbe {
     fsyncs: AtomicU64,
     /// Segments opened from a prepared file.
     pub(crate) prepared_used: AtomicU64,
+    /// Segments written with direct I/O.
+    pub(crate) direct_segments: AtomicU64,
     #[cfg(test)]
     pub(crate) faults: Faults,
 }
@@ -172,10 +177,13 @@ pub(crate) fn start_segment_file(
 struct OpenSegment {
     number: u64,
     file: File,
+    /// Direct-I/O writes of this segment, where the file system allows them.
+    direct: Option<DirectTail>,
     /// Bytes written to the file, its header included.
     len: u64,
-    /// Bytes the file held when it was opened: more than `len` in a prepared
-    /// segment, whose unused zeros are cut off when it is sealed or the log closes.
+    /// Bytes the file holds: more than `len` in a prepared segment, or after
+    /// direct writes padded the last block with zeros; the zeros past `len` are cut
+    /// off when the segment is sealed or the log closes.
     allocated: u64,
 }
 
@@ -191,6 +199,8 @@ pub(crate) struct SegmentWriter {
     preparer: SegmentPreparer,
     /// The segment last asked of the preparer.
     requested: Option<u64>,
+    /// Whether segments are written with direct I/O where possible.
+    direct_io: bool,
 }
 
 impl SegmentWriter {
@@ -198,9 +208,10 @@ impl SegmentWriter {
     pub(crate) fn create_first(
         dir: &Path,
         number: u64,
-        segment_size: u64,
+        opts: &LogOptions,
         probe: Arc<IoProbe>,
     ) -> Result<Self> {
+        let segment_size = opts.segment_size;
         let mut writer = SegmentWriter {
             dir: dir.to_path_buf(),
             run_first: number,
@@ -209,6 +220,7 @@ impl SegmentWriter {
             probe,
             segment_size,
             requested: None,
+            direct_io: opts.direct_io,
         };
         writer.create(number)?;
         Ok(writer)
@@ -243,18 +255,38 @@ impl SegmentWriter {
         if was_prepared {
             self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
         }
+        let direct = if self.direct_io {
+            match DirectTail::open(&final_path, SEGMENT_HEADER_LEN as u64) {
+                Ok(direct) => {
+                    if direct.is_some() {
+                        self.probe.direct_segments.fetch_add(1, Ordering::Relaxed);
+                    }
+                    direct
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "log segment {}: no direct I/O ({e}); writing through the page cache",
+                        final_path.display()
+                    );
+                    None
+                }
+            }
+        } else {
+            None
+        };
         self.open = Some(OpenSegment {
             number,
             file,
+            direct,
             len: SEGMENT_HEADER_LEN as u64,
             allocated,
         });
         Ok(())
     }
 
-    /// The open file of segment `number`, creating the segment if it is new. A
-    /// different segment still open is sealed first.
-    fn file_for(&mut self, number: u64) -> Result<&mut File> {
+    /// The open segment `number`, creating the segment if it is new. A different
+    /// segment still open is sealed first.
+    fn segment_for(&mut self, number: u64) -> Result<&mut OpenSegment> {
         let is_open = self.open.as_ref().map(|s| s.number);
         if is_open != Some(number) {
             if let Some(other) = is_open {
@@ -263,7 +295,7 @@ impl SegmentWriter {
             self.create(number)?;
         }
         match self.open.as_mut() {
-            Some(seg) => Ok(&mut seg.file),
+            Some(seg) => Ok(seg),
             None => Err(Error::io(
                 format!("writing log segment {number}"),
                 std::io::Error::other("segment file is not open"),
@@ -275,14 +307,36 @@ impl SegmentWriter {
     fn write(&mut self, number: u64, data: &[u8]) -> Result<()> {
         let probe = Arc::clone(&self.probe);
         let path = self.dir.join(segment_file_name(number));
-        let file = self.file_for(number)?;
+        let seg = self.segment_for(number)?;
         if data.is_empty() {
             return Ok(());
         }
-        probe
-            .before_write()
-            .and_then(|()| file.write_all(data))
-            .map_err(|e| Error::io(format!("writing log segment {}", path.display()), e))?;
+        let written = probe.before_write().and_then(|()| {
+            if let Some(direct) = seg.direct.as_mut() {
+                match direct.write(data) {
+                    Ok(end) => {
+                        seg.allocated = seg.allocated.max(end);
+                        return Ok(());
+                    }
+                    // The device wants another alignment: this segment goes on
+                    // through the page cache (the bytes are written again there).
+                    Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                        tracing::warn!(
+                            "log segment {}: direct write refused ({e}); writing through the page cache",
+                            path.display()
+                        );
+                        seg.direct = None;
+                        // Blocks it wrote before refusing may have grown the file.
+                        if let Ok(meta) = seg.file.metadata() {
+                            seg.allocated = seg.allocated.max(meta.len());
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            seg.file.write_all_at(data, seg.len)
+        });
+        written.map_err(|e| Error::io(format!("writing log segment {}", path.display()), e))?;
         self.wrote(data.len() as u64);
         Ok(())
     }
@@ -935,6 +989,7 @@ mod tests {
         let opts = LogOptions {
             segment_size: 2048,
             async_flush_interval: Duration::from_millis(20),
+            ..LogOptions::default()
         };
         let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
         let log = Arc::new(log);
@@ -983,6 +1038,7 @@ mod tests {
         let opts = LogOptions {
             segment_size: 1 << 20,
             async_flush_interval: Duration::from_secs(3600),
+            ..LogOptions::default()
         };
         let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
         let pos = log.append(1, 1, b"abc").unwrap();
