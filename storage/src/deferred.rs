@@ -8,11 +8,12 @@
 //! all. A deferred write is in the log buffer and the memtable but invisible to
 //! readers and unacknowledged until it is completed; whoever takes it must complete
 //! it and only then acknowledge it. A scope dropped with writes still in it
-//! completes them on the spot, so no write is ever left unpublished.
+//! completes them on the spot, and so does a write dropped uncompleted, so no
+//! write is ever left unpublished.
 //! Must not: decide which calls may be deferred (the caller does) or touch the
 //! write path's ordering (see `tablet::write`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use crate::engine::Shared;
@@ -28,11 +29,15 @@ thread_local! {
 
 /// A synced write committed to the log buffer and the memtable, still to be synced
 /// and published.
+///
+/// Dropped without [`complete`] (a path that lost it), it completes itself: it
+/// waits for its log and publishes, so no flush or reader waits for it forever.
 pub struct DeferredWrite {
     engine: Arc<Shared>,
     mvcc: Arc<Mvcc>,
     seq: u64,
     pos: LogPosition,
+    published: Cell<bool>,
 }
 
 impl std::fmt::Debug for DeferredWrite {
@@ -51,7 +56,28 @@ impl DeferredWrite {
             mvcc,
             seq,
             pos,
+            published: Cell::new(false),
         }
+    }
+
+    fn publish(&self) {
+        self.mvcc.complete(self.seq);
+        self.published.set(true);
+    }
+}
+
+impl Drop for DeferredWrite {
+    fn drop(&mut self) {
+        if self.published.get() {
+            return;
+        }
+        if let Err(e) = self.engine.log.sync(self.pos, Durability::Sync) {
+            tracing::warn!(
+                seq = self.seq,
+                "a deferred write dropped uncompleted did not sync: {e}"
+            );
+        }
+        self.publish();
     }
 }
 
@@ -147,7 +173,7 @@ pub fn complete(writes: &[DeferredWrite]) -> Vec<SyncOutcome> {
     writes
         .iter()
         .map(|w| {
-            w.mvcc.complete(w.seq);
+            w.publish();
             synced
                 .iter()
                 .find(|(e, _)| Arc::ptr_eq(e, &w.engine))
@@ -323,5 +349,22 @@ mod tests {
         assert!(complete(&writes).iter().all(|r| r.is_ok()));
         let now = tablet.get(&row, ReadOptions::latest()).expect("get");
         assert_eq!(value(&now), Some(10));
+    }
+
+    #[test]
+    fn a_deferred_write_dropped_uncompleted_completes_itself() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (engine, tablet) = open(dir.path());
+        let scope = DeferScope::enter();
+        tablet
+            .mutate(&put("r", "v"), Durability::Sync)
+            .expect("put");
+        let writes = scope.take();
+        drop(scope);
+        let before = engine.log_fsyncs();
+        assert_eq!(cells(&tablet, "r"), 0);
+        drop(writes);
+        assert_eq!(cells(&tablet, "r"), 1, "published");
+        assert!(engine.log_fsyncs() > before, "synced first");
     }
 }
