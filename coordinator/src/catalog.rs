@@ -13,10 +13,12 @@
 //! Must not: decide assignments (the coordinator) or cache locations (the gateway's
 //! router does, on top of these lookups).
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use bytes::Bytes;
 use tabula_regionserver::{ReadSpec, RsError, ScanSpec, TabletService};
 use tabula_storage::tablet::RowResult;
-use tabula_storage::{FamilySchema, Mutation, RowMutation, TableSchema, LATEST_TIMESTAMP};
+use tabula_storage::{FamilySchema, Mutation, RowMutation, TableSchema};
 
 /// Name of the METADATA table.
 pub const META_TABLE: &str = "hbase:meta";
@@ -114,12 +116,33 @@ pub fn table_range(table: &[u8]) -> (Bytes, Bytes) {
     (Bytes::from(start), Bytes::from(stop))
 }
 
-/// The mutation writing a tablet's catalog row.
-pub fn location_mutation(loc: &TabletLocation) -> RowMutation {
+/// Timestamps for catalog writes: the clock's, but each after the one before, so a
+/// tablet's new row is never masked by the delete of an earlier row with the same
+/// key written in the same millisecond (a truncated table's last tablet has the
+/// same key, the table and an empty end row, before and after).
+#[derive(Debug, Default)]
+pub struct CatalogClock {
+    last: AtomicI64,
+}
+
+impl CatalogClock {
+    /// The timestamp of the next catalog write when the clock reads `now_ms`.
+    pub fn next(&self, now_ms: i64) -> i64 {
+        let next = |last: i64| now_ms.max(last.saturating_add(1));
+        let previous = self
+            .last
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| Some(next(last)))
+            .unwrap_or(now_ms);
+        next(previous)
+    }
+}
+
+/// The mutation writing a tablet's catalog row, its cells at `timestamp`.
+pub fn location_mutation(loc: &TabletLocation, timestamp: i64) -> RowMutation {
     let put = |q: &'static [u8], v: Bytes| Mutation::Put {
         family: Bytes::from_static(INFO),
         qualifier: Bytes::from_static(q),
-        timestamp: LATEST_TIMESTAMP,
+        timestamp,
         value: v,
     };
     RowMutation {
@@ -133,13 +156,11 @@ pub fn location_mutation(loc: &TabletLocation) -> RowMutation {
     }
 }
 
-/// The mutation deleting a tablet's catalog row.
-pub fn delete_mutation(table: &[u8], end_row: &[u8]) -> RowMutation {
+/// The mutation deleting a tablet's catalog row: every version up to `timestamp`.
+pub fn delete_mutation(table: &[u8], end_row: &[u8], timestamp: i64) -> RowMutation {
     RowMutation {
         row: row_key(table, end_row),
-        mutations: vec![Mutation::DeleteRow {
-            timestamp: LATEST_TIMESTAMP,
-        }],
+        mutations: vec![Mutation::DeleteRow { timestamp }],
     }
 }
 
@@ -217,4 +238,19 @@ pub fn scan_catalog(
     })();
     service.close_scanner(id);
     result.map(|()| out)
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn catalog_timestamps_follow_the_clock_and_never_repeat() {
+        let clock = CatalogClock::default();
+        assert_eq!(clock.next(5), 5);
+        assert_eq!(clock.next(5), 6, "same millisecond: one after the last");
+        assert_eq!(clock.next(5), 7);
+        assert_eq!(clock.next(100), 100, "the clock moved on");
+        assert_eq!(clock.next(50), 101, "the clock went back: still increasing");
+    }
 }

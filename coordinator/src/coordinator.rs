@@ -117,6 +117,8 @@ pub struct Coordinator {
     admin: Mutex<()>,
     cluster_id: String,
     stopping: AtomicBool,
+    /// Timestamps of catalog writes.
+    catalog_clock: catalog::CatalogClock,
 }
 
 fn now_ms() -> i64 {
@@ -171,6 +173,7 @@ impl Coordinator {
             admin: Mutex::new(()),
             cluster_id,
             stopping: AtomicBool::new(false),
+            catalog_clock: catalog::CatalogClock::default(),
         });
         coord.load_descriptors()?;
         coord.assign_all()?;
@@ -405,8 +408,13 @@ impl Coordinator {
     }
 
     fn write_catalog(&self, loc: &TabletLocation) -> CoordResult<()> {
-        let m = catalog::location_mutation(loc);
+        let m = catalog::location_mutation(loc, self.catalog_timestamp());
         self.apply_catalog(&m)
+    }
+
+    /// The timestamp of the next catalog write (see [`catalog::CatalogClock`]).
+    fn catalog_timestamp(&self) -> i64 {
+        self.catalog_clock.next(now_ms())
     }
 
     fn apply_catalog(&self, m: &tabula_storage::RowMutation) -> CoordResult<()> {
@@ -686,7 +694,8 @@ impl Coordinator {
             if let Some(s) = self.server(&loc.server) {
                 s.close_tablet(loc.tablet_id)?;
             }
-            self.apply_catalog(&catalog::delete_mutation(name, &loc.end_row))?;
+            let delete = catalog::delete_mutation(name, &loc.end_row, self.catalog_timestamp());
+            self.apply_catalog(&delete)?;
             server.destroy_tablet(loc.tablet_id)?;
             if !loc.end_row.is_empty() {
                 splits.push(loc.end_row.clone());
