@@ -187,26 +187,13 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-    use crate::engine::{Engine, EngineOptions};
+    use crate::engine::Engine;
     use crate::read::ReadOptions;
-    use crate::schema::{FamilySchema, TableSchema};
-    use crate::tablet::{Tablet, TabletDescriptor};
+    use crate::tablet::Tablet;
     use crate::types::RowMutation;
 
     fn open(dir: &std::path::Path) -> (Engine, Arc<Tablet>) {
-        let mut opts = EngineOptions::new(dir);
-        opts.background_work = false;
-        let engine = Engine::open(opts).expect("engine");
-        let schema = TableSchema::new("t", vec![FamilySchema::new(&b"a"[..])]).expect("schema");
-        let tablet = engine
-            .open_tablet(TabletDescriptor {
-                id: 1,
-                schema,
-                start_row: Bytes::new(),
-                end_row: Bytes::new(),
-            })
-            .expect("tablet");
-        (engine, tablet)
+        Engine::with_one_tablet(dir, "a")
     }
 
     fn put(row: &'static str, value: &'static str) -> RowMutation {

@@ -296,6 +296,29 @@ impl Engine {
         Ok(())
     }
 
+    /// An engine in `dir` without background work, with one tablet (id 1) of table
+    /// `t` covering every row, with the one family `family`.
+    #[cfg(test)]
+    pub(crate) fn with_one_tablet(dir: &Path, family: &'static str) -> (Engine, Arc<Tablet>) {
+        let mut opts = EngineOptions::new(dir);
+        opts.background_work = false;
+        let engine = Engine::open(opts).expect("engine");
+        let schema = crate::schema::TableSchema::new(
+            "t",
+            vec![crate::schema::FamilySchema::new(family.as_bytes())],
+        )
+        .expect("schema");
+        let tablet = engine
+            .open_tablet(TabletDescriptor {
+                id: 1,
+                schema,
+                start_row: bytes::Bytes::new(),
+                end_row: bytes::Bytes::new(),
+            })
+            .expect("tablet");
+        (engine, tablet)
+    }
+
     /// The engine's commit log.
     #[cfg(test)]
     pub(crate) fn log(&self) -> &CommitLog {

@@ -394,10 +394,8 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use super::*;
-    use crate::engine::{Engine, EngineOptions};
+    use crate::engine::Engine;
     use crate::read::ReadOptions;
-    use crate::schema::{FamilySchema, TableSchema};
-    use crate::tablet::TabletDescriptor;
 
     fn put(row: &'static str) -> RowMutation {
         RowMutation::new(Bytes::from_static(row.as_bytes())).put(&b"a"[..], &b"q"[..], 5, "v")
@@ -409,18 +407,7 @@ mod tests {
     #[test]
     fn an_acknowledged_put_is_seen_by_the_next_get() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut opts = EngineOptions::new(dir.path());
-        opts.background_work = false;
-        let engine = Engine::open(opts).expect("engine");
-        let schema = TableSchema::new("t", vec![FamilySchema::new(&b"a"[..])]).expect("schema");
-        let tablet = engine
-            .open_tablet(TabletDescriptor {
-                id: 1,
-                schema,
-                start_row: Bytes::new(),
-                end_row: Bytes::new(),
-            })
-            .expect("tablet");
+        let (_engine, tablet) = Engine::with_one_tablet(dir.path(), "a");
 
         // An earlier write, committed but not yet published (its log wait not over).
         let earlier = tablet
