@@ -207,6 +207,17 @@ mod tests {
             .len()
     }
 
+    /// Synced puts of `rows` made in a scope: the writes they deferred.
+    fn deferred_puts(tablet: &Tablet, rows: &[&'static str]) -> Vec<DeferredWrite> {
+        let scope = DeferScope::enter();
+        for row in rows {
+            tablet
+                .mutate(&put(row, "v"), Durability::Sync)
+                .expect("put");
+        }
+        scope.take()
+    }
+
     #[test]
     fn a_deferred_write_is_invisible_until_completed_and_then_durable() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -275,12 +286,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         {
             let (_engine, tablet) = open(dir.path());
-            let scope = DeferScope::enter();
-            tablet
-                .mutate(&put("r", "v"), Durability::Sync)
-                .expect("put");
-            let writes = scope.take();
-            drop(scope);
+            let writes = deferred_puts(&tablet, &["r"]);
             assert!(complete(&writes).iter().all(|r| r.is_ok()));
         }
         let (_engine, tablet) = open(dir.path());
@@ -291,15 +297,7 @@ mod tests {
     fn a_failed_sync_fails_each_of_its_writes_and_still_publishes_them() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (engine, tablet) = open(dir.path());
-        let scope = DeferScope::enter();
-        tablet
-            .mutate(&put("r", "v"), Durability::Sync)
-            .expect("put");
-        tablet
-            .mutate(&put("s", "v"), Durability::Sync)
-            .expect("put");
-        let writes = scope.take();
-        drop(scope);
+        let writes = deferred_puts(&tablet, &["r", "s"]);
         engine.log().fail_fsyncs(true);
         let results = complete(&writes);
         assert_eq!(results.len(), 2);
@@ -342,12 +340,7 @@ mod tests {
     fn a_deferred_write_dropped_uncompleted_completes_itself() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (engine, tablet) = open(dir.path());
-        let scope = DeferScope::enter();
-        tablet
-            .mutate(&put("r", "v"), Durability::Sync)
-            .expect("put");
-        let writes = scope.take();
-        drop(scope);
+        let writes = deferred_puts(&tablet, &["r"]);
         let before = engine.log_fsyncs();
         assert_eq!(cells(&tablet, "r"), 0);
         drop(writes);
