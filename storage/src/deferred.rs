@@ -128,18 +128,20 @@ impl Drop for DeferScope {
 }
 
 /// Whether this thread collects deferred writes.
+#[cfg(test)]
 pub(crate) fn is_collecting() -> bool {
     COLLECTED.with(|c| c.borrow().is_some())
 }
 
-/// Adds a write to this thread's scope; gives it back when no scope is open.
-pub(crate) fn defer(write: DeferredWrite) -> std::result::Result<(), DeferredWrite> {
+/// Adds the write `make` builds to this thread's scope, if one is open (`make` runs
+/// only then); returns whether it did.
+pub(crate) fn defer_with(make: impl FnOnce() -> DeferredWrite) -> bool {
     COLLECTED.with(|c| match c.borrow_mut().as_mut() {
         Some(writes) => {
-            writes.push(write);
-            Ok(())
+            writes.push(make());
+            true
         }
-        None => Err(write),
+        None => false,
     })
 }
 

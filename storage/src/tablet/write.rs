@@ -279,18 +279,18 @@ impl Tablet {
         let Some((pos, Durability::Sync)) = pending.log else {
             return self.finish(pending);
         };
-        if !deferred::is_collecting() {
-            return self.finish(pending);
-        }
-        let write = DeferredWrite::new(
-            Arc::clone(&self.shared),
-            Arc::clone(&self.mvcc),
-            pending.seq,
-            pos,
-        );
-        match deferred::defer(write) {
-            Ok(()) => Ok(()),
-            Err(_) => self.finish(pending),
+        let deferred = deferred::defer_with(|| {
+            DeferredWrite::new(
+                Arc::clone(&self.shared),
+                Arc::clone(&self.mvcc),
+                pending.seq,
+                pos,
+            )
+        });
+        if deferred {
+            Ok(())
+        } else {
+            self.finish(pending)
         }
     }
 
