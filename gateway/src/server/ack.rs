@@ -297,7 +297,12 @@ fn acknowledge(batch: Vec<Handoff>) {
     let results = deferred::complete(&writes);
     let mut results = results.into_iter();
     for ((mut reply, failure, conn), count) in replies.into_iter().zip(counts) {
-        let failed = results.by_ref().take(count).find_map(|r| r.err());
+        // Every result of this call is consumed, so the next call's start where
+        // they should even when one of these failed.
+        let failed = results
+            .by_ref()
+            .take(count)
+            .fold(None, |first, r| first.or(r.err()));
         let answer = match failed {
             None => Ok(std::mem::take(&mut reply)),
             Some(e) => {
