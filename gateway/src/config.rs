@@ -26,6 +26,9 @@ pub struct Settings {
     pub idle_timeout_secs: u64,
     /// Calls processed at once.
     pub max_concurrent_calls: usize,
+    /// Event-loop threads per Thrift server serving quick calls (0 = a thread per
+    /// connection for every call).
+    pub event_loops: usize,
     /// Idle scanners are closed after this long.
     pub scanner_lease_secs: u64,
     /// Largest cell value accepted, in bytes.
@@ -55,6 +58,7 @@ impl Default for Settings {
             max_frame_size: 64 << 20,
             idle_timeout_secs: 0,
             max_concurrent_calls: 256,
+            event_loops: 2,
             scanner_lease_secs: 60,
             max_value_size: 10 << 20,
             memory_budget_mb: 1024,
@@ -67,6 +71,9 @@ impl Default for Settings {
         }
     }
 }
+
+/// Most event-loop threads a server may be given.
+const MAX_EVENT_LOOPS: usize = 64;
 
 /// Why settings could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +101,7 @@ const KEYS: &[&str] = &[
     "max_frame_size",
     "idle_timeout_secs",
     "max_concurrent_calls",
+    "event_loops",
     "scanner_lease_secs",
     "max_value_size",
     "memory_budget_mb",
@@ -163,6 +171,9 @@ impl Settings {
         }
         if self.max_concurrent_calls == 0 {
             return bad("max_concurrent_calls must be positive");
+        }
+        if self.event_loops > MAX_EVENT_LOOPS {
+            return bad("event_loops must be at most 64");
         }
         if self.max_value_size == 0 || self.max_value_size >= self.max_frame_size {
             return bad("max_value_size must be positive and below max_frame_size");

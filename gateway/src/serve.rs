@@ -171,6 +171,7 @@ fn server_options(settings: &Settings) -> ServerOptions {
         idle_timeout: (settings.idle_timeout_secs > 0)
             .then(|| Duration::from_secs(settings.idle_timeout_secs)),
         max_concurrent_calls: settings.max_concurrent_calls,
+        event_loops: settings.event_loops,
         ..ServerOptions::default()
     }
 }
@@ -195,6 +196,7 @@ fn gateways(
         ServerOptions {
             observer: Some(observer),
             deferrable_calls: crate::thrift1::DEFERRABLE_CALLS,
+            loop_calls: crate::thrift1::LOOP_CALLS,
             ..server_opts.clone()
         },
     );
@@ -209,6 +211,7 @@ fn gateways(
         ServerOptions {
             observer: Some(observer2),
             deferrable_calls: crate::thrift2::DEFERRABLE_CALLS,
+            loop_calls: crate::thrift2::LOOP_CALLS,
             ..server_opts
         },
     );

@@ -17,7 +17,7 @@
 use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
@@ -53,6 +53,9 @@ pub(crate) struct ConnAck {
     socket: TcpStream,
     slot: Mutex<Slot>,
     settled: Condvar,
+    /// Told when a reply leaves bytes unsent or fails to send: set by an event loop,
+    /// which has no thread waiting on this connection to notice.
+    unsettled: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 #[derive(Default)]
@@ -66,6 +69,16 @@ struct Slot {
     failed: Option<io::Error>,
     /// A reply buffer given back for reuse.
     spare: Option<Vec<u8>>,
+    /// The connection waits to hear when the reply in flight is answered.
+    watched: bool,
+}
+
+/// What [`ConnAck::try_settle_into`] found.
+pub(crate) enum Settled {
+    /// A reply is still with the acknowledger.
+    Pending,
+    /// Nothing is handed over; a reply buffer to reuse, if one came back.
+    Done(Option<Vec<u8>>),
 }
 
 impl ConnAck {
@@ -74,27 +87,58 @@ impl ConnAck {
             socket,
             slot: Mutex::new(Slot::default()),
             settled: Condvar::new(),
+            unsettled: OnceLock::new(),
         }
+    }
+
+    /// Has `notify` called whenever the acknowledger leaves part of a reply unsent
+    /// or fails to send one (at most one callback per connection; later ones are
+    /// ignored).
+    pub(crate) fn on_unsettled(&self, notify: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.unsettled.set(notify);
     }
 
     /// Waits until no reply of this connection is handed over, writes (blocking)
     /// what the acknowledger could not send without blocking, and reports a failed
     /// send. Returns a reply buffer to reuse, if one came back.
     pub(crate) fn settle(&self) -> io::Result<Option<Vec<u8>>> {
-        let (unsent, spare) = {
-            let mut slot = self.slot.lock();
-            while slot.in_flight {
-                self.settled.wait(&mut slot);
-            }
-            if let Some(e) = slot.failed.take() {
-                return Err(e);
-            }
-            (std::mem::take(&mut slot.unsent), slot.spare.take())
-        };
+        let (unsent, spare) = self.wait_settled()?;
         if !unsent.is_empty() {
             (&self.socket).write_all(&unsent)?;
         }
         Ok(spare)
+    }
+
+    /// [`ConnAck::settle`] without waiting or writing, for a connection whose socket
+    /// does not block: while a reply is handed over, answers [`Settled::Pending`]
+    /// (and, with `watch`, has the acknowledger call the [`ConnAck::on_unsettled`]
+    /// callback once it is answered); otherwise appends what the acknowledger could
+    /// not send to `out`.
+    pub(crate) fn try_settle_into(&self, out: &mut Vec<u8>, watch: bool) -> io::Result<Settled> {
+        let mut slot = self.slot.lock();
+        if slot.in_flight {
+            slot.watched |= watch;
+            return Ok(Settled::Pending);
+        }
+        if let Some(e) = slot.failed.take() {
+            return Err(e);
+        }
+        out.extend_from_slice(&slot.unsent);
+        slot.unsent = Vec::new();
+        Ok(Settled::Done(slot.spare.take()))
+    }
+
+    /// Waits until no reply is handed over; returns the bytes left unsent and a
+    /// buffer to reuse, or the error that ended sending.
+    fn wait_settled(&self) -> io::Result<(Vec<u8>, Option<Vec<u8>>)> {
+        let mut slot = self.slot.lock();
+        while slot.in_flight {
+            self.settled.wait(&mut slot);
+        }
+        if let Some(e) = slot.failed.take() {
+            return Err(e);
+        }
+        Ok((std::mem::take(&mut slot.unsent), slot.spare.take()))
     }
 
     /// [`ConnAck::settle`] if no reply is in flight; otherwise nothing (no wait).
@@ -114,6 +158,13 @@ impl ConnAck {
             slot.failed = Some(io::Error::other("the acknowledger failed"));
             drop(slot);
             self.settled.notify_all();
+            self.tell_unsettled();
+        }
+    }
+
+    fn tell_unsettled(&self) {
+        if let Some(notify) = self.unsettled.get() {
+            notify();
         }
     }
 
@@ -137,12 +188,17 @@ impl ConnAck {
             Err(e) => (Vec::new(), Some(e), spare),
         };
         spare.clear();
+        let unsettled = !unsent.is_empty() || failed.is_some() || slot.watched;
+        slot.watched = false;
         slot.in_flight = false;
         slot.unsent = unsent;
         slot.failed = failed;
         slot.spare = Some(spare);
         drop(slot);
         self.settled.notify_all();
+        if unsettled {
+            self.tell_unsettled();
+        }
     }
 
     /// Sends `bytes` without blocking; returns what the socket did not take and the
@@ -499,6 +555,53 @@ mod tests {
         }
         assert!(failed, "a send to a closed peer fails");
         assert!(visible(&tablet, "r"), "the write itself completed");
+        ack.stop();
+    }
+
+    #[test]
+    fn a_loop_is_told_when_a_watched_reply_is_answered_and_not_otherwise() {
+        use std::sync::atomic::AtomicUsize;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let (mut client, server) = pair();
+        let conn = Arc::new(ConnAck::new(server));
+        let told = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&told);
+        conn.on_unsettled(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
+        let ack = Acknowledger::new();
+        let mut got = [0u8; 5];
+        // Not watched: answered and sent whole without a word to the loop.
+        ack.hand_over(Handoff {
+            writes: deferred_put(&tablet, "a"),
+            reply: b"FIRST".to_vec(),
+            failure: failure(),
+            conn: Arc::clone(&conn),
+        });
+        client.read_exact(&mut got).expect("reply");
+        assert_eq!(&got, b"FIRST");
+        let mut out = Vec::new();
+        while matches!(conn.try_settle_into(&mut out, false), Ok(Settled::Pending)) {
+            std::thread::yield_now();
+        }
+        assert!(out.is_empty());
+        assert_eq!(told.load(Ordering::SeqCst), 0);
+        // Watched while in flight: the loop hears once it is answered.
+        conn.begin();
+        assert!(matches!(
+            conn.try_settle_into(&mut out, true),
+            Ok(Settled::Pending)
+        ));
+        conn.answer(Ok(b"AGAIN".to_vec()), Vec::new());
+        assert_eq!(told.load(Ordering::SeqCst), 1);
+        client.read_exact(&mut got).expect("reply");
+        assert_eq!(&got, b"AGAIN");
+        assert!(matches!(
+            conn.try_settle_into(&mut out, false),
+            Ok(Settled::Done(_))
+        ));
+        assert!(out.is_empty());
         ack.stop();
     }
 }

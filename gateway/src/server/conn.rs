@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use crate::server::ack::Acknowledger;
 use crate::server::call::{CallError, Dispatcher};
 use crate::server::detect::{detect, Detection, Transport};
+use crate::server::event_loop::Loops;
 use crate::server::identity::ConnectionId;
 use crate::server::options::ServerOptions;
 use crate::server::stats::ServerStats;
@@ -32,6 +33,9 @@ pub(crate) struct ConnShared {
     pub(crate) stats: Arc<ServerStats>,
     /// Answers calls whose synced writes were deferred (see `server::ack`).
     pub(crate) ack: Acknowledger,
+    /// Serves framed and unframed connections while their calls are quick (see
+    /// `server::event_loop`).
+    pub(crate) loops: Loops,
 }
 
 /// Who is on the other end.

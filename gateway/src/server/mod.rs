@@ -14,9 +14,11 @@
 
 mod accept;
 mod ack;
+mod answer;
 mod call;
 mod conn;
 mod detect;
+mod event_loop;
 mod frame;
 mod framing;
 mod http;
@@ -77,6 +79,7 @@ impl ThriftServer {
         let stats = Arc::new(ServerStats::new());
         let dispatcher = Dispatcher::new(processor, opts.max_concurrent_calls, Arc::clone(&stats));
         let (stop, _) = watch::channel(false);
+        let loops = event_loop::Loops::new(opts.event_loops);
         ThriftServer {
             listener,
             shared: Arc::new(ConnShared {
@@ -84,6 +87,7 @@ impl ThriftServer {
                 opts,
                 stats: Arc::clone(&stats),
                 ack: ack::Acknowledger::new(),
+                loops,
             }),
             stats,
             stop: Arc::new(stop),

@@ -15,6 +15,8 @@ pub const DEFAULT_MAX_FRAME_SIZE: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 256;
 /// Default bound on waiting for connections to finish at shutdown.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// Default number of event-loop threads serving framed and unframed connections.
+pub const DEFAULT_EVENT_LOOPS: usize = 2;
 /// Default idle time before TCP keepalive probes start.
 pub const DEFAULT_TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
@@ -43,6 +45,15 @@ pub struct ServerOptions {
     /// commit log: only calls that end with their writes, reading nothing after
     /// them. Framed and unframed connections only. Default: none.
     pub deferrable_calls: &'static [&'static str],
+    /// Methods quick enough to run on an event loop (see `server::event_loop`):
+    /// calls that touch one row or a few and never wait on the network. A framed or
+    /// unframed connection is served by an event loop until it makes a call not
+    /// listed here (or one that ran slowly); from then on it has a thread of its
+    /// own. Default: none (every connection has its own thread).
+    pub loop_calls: &'static [&'static str],
+    /// Event-loop threads per server (0: every connection has its own thread).
+    /// Default 2.
+    pub event_loops: usize,
 }
 
 impl Default for ServerOptions {
@@ -55,6 +66,8 @@ impl Default for ServerOptions {
             tcp_keepalive: Some(DEFAULT_TCP_KEEPALIVE),
             observer: None,
             deferrable_calls: &[],
+            loop_calls: &[],
+            event_loops: DEFAULT_EVENT_LOOPS,
         }
     }
 }
@@ -69,6 +82,8 @@ impl fmt::Debug for ServerOptions {
             .field("tcp_keepalive", &self.tcp_keepalive)
             .field("observer", &self.observer.as_ref().map(|_| "set"))
             .field("deferrable_calls", &self.deferrable_calls)
+            .field("loop_calls", &self.loop_calls)
+            .field("event_loops", &self.event_loops)
             .finish()
     }
 }
@@ -86,6 +101,8 @@ mod tests {
         assert_eq!(opts.shutdown_grace, Duration::from_secs(10));
         assert_eq!(opts.tcp_keepalive, Some(Duration::from_secs(60)));
         assert!(opts.observer.is_none());
+        assert!(opts.loop_calls.is_empty());
+        assert_eq!(opts.event_loops, 2);
         assert!(format!("{opts:?}").contains("max_frame_size"));
     }
 }

@@ -28,7 +28,9 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(20);
 /// field 0 is a string: the method name, except
 /// - `boom`: writes nothing and fails;
 /// - `slow`: sleeps 400 ms first;
-/// - `whoami`: field 0 is the current connection id (`conn-N`, or `none`).
+/// - `whoami`: field 0 is the current connection id (`conn-N`, or `none`);
+/// - `whereami`: field 0 is the name of the thread running the call;
+/// - `big`: field 0 is [`BIG_REPLY`] bytes of `x`.
 ///
 /// ONEWAY messages get no reply.
 #[derive(Default)]
@@ -37,6 +39,8 @@ pub struct EchoProcessor {
 }
 
 pub const SLOW_CALL: Duration = Duration::from_millis(400);
+/// Length of the `big` call's answer: more than loopback socket buffers hold.
+pub const BIG_REPLY: usize = 8 << 20;
 
 impl TProcessor for EchoProcessor {
     fn process(
@@ -62,6 +66,8 @@ impl TProcessor for EchoProcessor {
             "whoami" => {
                 current_connection().map_or_else(|| "none".to_string(), |id| id.to_string())
             }
+            "whereami" => std::thread::current().name().unwrap_or("").to_string(),
+            "big" => "x".repeat(BIG_REPLY),
             other => other.to_string(),
         };
         if ident.message_type == TMessageType::OneWay {
