@@ -213,5 +213,11 @@ mod tests {
         assert!(Settings::load(Some(&f), &Overrides::default()).is_err());
         std::fs::write(&f, "max_files_per_read = 1\n").unwrap();
         assert!(Settings::load(Some(&f), &Overrides::default()).is_err());
+        std::fs::write(&f, "event_loops = 65\n").unwrap();
+        assert!(Settings::load(Some(&f), &Overrides::default()).is_err());
+        std::fs::write(&f, "event_loops = 0\n").unwrap();
+        let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
+        assert_eq!(s.event_loops, 0);
+        assert_eq!(Settings::default().event_loops, 2);
     }
 }

@@ -81,17 +81,11 @@ fn shutdown_with_only_idle_connections_is_prompt() {
     }
 }
 
-#[test]
-fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
-    let opts = ServerOptions {
-        shutdown_grace: Duration::from_millis(200),
-        max_frame_size: 1 << 20,
-        ..ServerOptions::default()
-    };
-    let server = TestServer::start(opts);
+/// Sends calls whose replies (each about 100 KB) a client that never reads cannot
+/// take, until the connection stops taking calls; returns the client socket and the
+/// thread still writing.
+fn stuck_client(server: &TestServer) -> (std::net::TcpStream, std::thread::JoinHandle<()>) {
     let stuck = server.connect();
-    // A reply bigger than the socket buffers, to a client that never reads it: the
-    // connection task is stuck writing, so only the grace bound ends it.
     let long_name = "n".repeat(50_000);
     let mut message = Vec::new();
     for seqid in 0..1000 {
@@ -117,6 +111,20 @@ fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
         last < 1000,
         "the client never read, so the server must be stuck writing"
     );
+    (stuck, writer)
+}
+
+#[test]
+fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
+    // On a thread of its own, the connection is stuck in a blocking write: only
+    // the grace bound ends it.
+    let server = TestServer::start(ServerOptions {
+        shutdown_grace: Duration::from_millis(200),
+        max_frame_size: 1 << 20,
+        event_loops: 0,
+        ..ServerOptions::default()
+    });
+    let (stuck, writer) = stuck_client(&server);
     let started = Instant::now();
     let report = server.stop();
     assert!(
@@ -125,6 +133,43 @@ fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
         started.elapsed()
     );
     assert_eq!(report.connections_aborted, 1);
+    drop(stuck);
+    let _ = writer.join();
+}
+
+#[test]
+fn a_stuck_client_on_an_event_loop_neither_holds_up_shutdown_nor_the_loop() {
+    // On an event loop, the reply waits in the connection's buffer: the loop goes
+    // on serving others, and shutdown ends the connection once the socket took the
+    // reply or the grace ran out, whichever comes first.
+    let server = TestServer::start(ServerOptions {
+        shutdown_grace: Duration::from_millis(200),
+        max_frame_size: 1 << 20,
+        event_loops: 1,
+        loop_calls: &["echo"],
+        ..ServerOptions::default()
+    });
+    let (stuck, writer) = stuck_client(&server);
+    let other = server.connect();
+    for seqid in 0..20 {
+        assert_echo(
+            &framed_call(&other, Flavor::Compact, "echo", seqid),
+            "echo",
+            seqid,
+        );
+    }
+    let started = Instant::now();
+    let report = server.stop();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(report.connections_aborted <= 1, "{report:?}");
+    stuck
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    assert!(is_closed_by_server(&stuck));
     drop(stuck);
     let _ = writer.join();
 }

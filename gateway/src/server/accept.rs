@@ -65,6 +65,8 @@ pub(crate) async fn accept_until_stopped(
         connections_aborted: 0,
     };
     connections_stop.send_replace(true);
+    // Loops look at their connections' shutdown flags now, not at their next tick.
+    shared.loops.recheck();
     drain(tasks, shared.opts.shutdown_grace, report).await
 }
 

@@ -109,6 +109,14 @@ impl ConnAck {
         Ok(spare)
     }
 
+    /// [`ConnAck::settle`] for a socket that does not block: waits for a reply in
+    /// flight and appends what the acknowledger could not send to `out`.
+    pub(crate) fn settle_into(&self, out: &mut Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+        let (unsent, spare) = self.wait_settled()?;
+        out.extend_from_slice(&unsent);
+        Ok(spare)
+    }
+
     /// [`ConnAck::settle`] without waiting or writing, for a connection whose socket
     /// does not block: while a reply is handed over, answers [`Settled::Pending`]
     /// (and, with `watch`, has the acknowledger call the [`ConnAck::on_unsettled`]

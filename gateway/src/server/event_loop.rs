@@ -15,8 +15,7 @@
 //! acknowledger holds the next call back the same way: the acknowledger tells the
 //! loop when it is answered (`ConnAck::on_unsettled`), so the loop never waits.
 //! Must not: parse messages (framing does), run calls differently from
-//! [`crate::server::answer`], or block on a socket (except to finish a closing
-//! connection's last reply).
+//! [`crate::server::answer`], or block on a socket.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -49,8 +48,6 @@ const READ_CHUNK: usize = 16 * 1024;
 const EVENTS: usize = 256;
 /// The token of a loop's waker.
 const WAKE: Token = Token(usize::MAX);
-/// Longest a closing connection may block sending its last reply.
-const CLOSING_WRITE_LIMIT: Duration = Duration::from_secs(1);
 
 /// A server's event loops.
 pub(crate) struct Loops {
@@ -78,6 +75,8 @@ struct InboxQueue {
     unsettled: Vec<usize>,
     /// The server is gone, or the loop stopped: nothing more is adopted.
     closed: bool,
+    /// Shutdown began: look at every connection's shutdown flag now.
+    recheck: bool,
 }
 
 impl Loops {
@@ -113,6 +112,19 @@ impl Loops {
             tracing::warn!("waking an event loop failed: {e}");
         }
         None
+    }
+}
+
+impl Loops {
+    /// Has every running loop look at its connections' shutdown flags and idle
+    /// limits at once instead of at its next tick.
+    pub(crate) fn recheck(&self) {
+        for handle in self.started.get().into_iter().flatten() {
+            handle.inbox.queue.lock().recheck = true;
+            if let Err(e) = handle.waker.wake() {
+                tracing::warn!("waking an event loop failed: {e}");
+            }
+        }
     }
 }
 
@@ -218,12 +230,13 @@ impl EventLoop {
                     Token(t) => ready.push(t),
                 }
             }
-            let tick = last_tick.elapsed() >= TICK;
+            let mut tick = last_tick.elapsed() >= TICK;
             if woken || tick {
-                let closed = self.take_inbox(&mut ready);
+                let (closed, recheck) = self.take_inbox(&mut ready);
                 if closed && self.conns.is_empty() {
                     return;
                 }
+                tick |= recheck;
             }
             for token in ready.drain(..) {
                 self.service(token);
@@ -236,14 +249,16 @@ impl EventLoop {
     }
 
     /// Registers adopted connections and collects the tokens the acknowledger
-    /// named into `ready`; returns whether the inbox is closed.
-    fn take_inbox(&mut self, ready: &mut Vec<usize>) -> bool {
-        let (adopted, unsettled, closed) = {
+    /// named into `ready`; returns whether the inbox is closed and whether a
+    /// recheck of the connections was asked for.
+    fn take_inbox(&mut self, ready: &mut Vec<usize>) -> (bool, bool) {
+        let (adopted, unsettled, closed, recheck) = {
             let mut q = self.inbox.queue.lock();
             (
                 std::mem::take(&mut q.adopted),
                 std::mem::take(&mut q.unsettled),
                 q.closed,
+                std::mem::take(&mut q.recheck),
             )
         };
         ready.extend(unsettled);
@@ -252,7 +267,7 @@ impl EventLoop {
                 ready.push(token);
             }
         }
-        closed
+        (closed, recheck)
     }
 
     /// Starts serving `start`; its token, or `None` if it could not be registered
@@ -321,19 +336,16 @@ impl EventLoop {
         Some(conn)
     }
 
-    /// Ends connections of a stopping server and those idle too long; serves every
-    /// other one once (nothing is lost if a readiness event ever was).
+    /// Ends connections of a stopping server and those idle too long.
     fn tick(&mut self) {
-        let tokens: Vec<usize> = self.conns.keys().copied().collect();
-        for token in tokens {
-            let ending = self.conns.get(&token).and_then(LoopConn::ending);
-            match ending {
-                Some(outcome) => {
-                    if let Some(conn) = self.remove(token) {
-                        conn.finish(outcome);
-                    }
-                }
-                None => self.service(token),
+        let ending: Vec<(usize, Result<(), ConnError>)> = self
+            .conns
+            .iter_mut()
+            .filter_map(|(token, conn)| conn.ending().map(|outcome| (*token, outcome)))
+            .collect();
+        for (token, outcome) in ending {
+            if let Some(conn) = self.remove(token) {
+                conn.finish(outcome);
             }
         }
     }
@@ -556,11 +568,21 @@ impl LoopConn {
         unsent
     }
 
-    /// Why the connection must end now, at a tick: its server stops, or it has been
-    /// idle too long.
-    fn ending(&self) -> Option<Result<(), ConnError>> {
+    /// Why the connection must end now, at a tick: its server stops and it has no
+    /// reply left to send (one the client does not read waits for the shutdown's
+    /// grace to run out, which closes the socket), or it has been idle too long.
+    fn ending(&mut self) -> Option<Result<(), ConnError>> {
         if *self.start.shutdown.borrow() {
-            return Some(Ok(()));
+            let settled = match self.start.ack.try_settle_into(&mut self.out, false) {
+                Ok(Settled::Pending) => false,
+                Ok(Settled::Done(_)) => true,
+                Err(e) => return Some(Err(ConnError::Io(e))),
+            };
+            return match self.flush() {
+                Ok(true) if settled && self.held.is_none() => Some(Ok(())),
+                Ok(_) => None,
+                Err(e) => Some(Err(ConnError::Io(e))),
+            };
         }
         let limit = self.start.shared.opts.idle_timeout?;
         let idle = self.held.is_none()
@@ -569,19 +591,26 @@ impl LoopConn {
         idle.then_some(Err(ConnError::Idle(limit)))
     }
 
-    /// Sends what is left (blocking, briefly) and says how the connection ended.
+    /// Sends what is left as far as the socket takes it without blocking (after
+    /// waiting for a reply still with the acknowledger, no longer than its sync)
+    /// and says how the connection ended.
     fn finish(mut self, outcome: Result<(), ConnError>) {
-        let socket = &self.start.socket;
-        let blocking = socket
-            .set_nonblocking(false)
-            .and_then(|()| socket.set_write_timeout(Some(CLOSING_WRITE_LIMIT)));
-        let settled = blocking.and_then(|()| {
-            let unsent = self.take_unsent();
-            if !unsent.is_empty() {
-                (&self.start.socket).write_all(&unsent)?;
-            }
-            self.start.ack.settle().map(|_| ())
-        });
+        let settled = self
+            .start
+            .ack
+            .settle_into(&mut self.out)
+            .and_then(|_| match self.flush() {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    tracing::debug!(
+                        conn = %self.start.peer.id,
+                        "closing with {} reply bytes the client did not take",
+                        self.out.len().saturating_sub(self.sent)
+                    );
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            });
         let _ = self
             .start
             .done

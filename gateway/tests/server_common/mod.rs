@@ -86,6 +86,22 @@ impl TProcessor for EchoProcessor {
     }
 }
 
+/// Test-processor methods a [`TestServer`] runs on its event loops unless the
+/// options name their own list (`event_loops: 0` turns the loops off): as `tabula
+/// serve` does, connections start on a loop and move to a thread of their own at
+/// their first call of another name, or after a `slow` one.
+pub const COMMON_LOOP_CALLS: &[&str] = &[
+    "echo",
+    "slow",
+    "boom",
+    "whoami",
+    "whereami",
+    "stillAlive",
+    "ping",
+    "fire",
+    "warmup",
+];
+
 /// A server on its own two-worker runtime thread.
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -96,7 +112,10 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    pub fn start(opts: ServerOptions) -> TestServer {
+    pub fn start(mut opts: ServerOptions) -> TestServer {
+        if opts.loop_calls.is_empty() {
+            opts.loop_calls = COMMON_LOOP_CALLS;
+        }
         let processor = Arc::new(EchoProcessor::default());
         let shared = Arc::clone(&processor);
         let (tx, rx) = mpsc::channel();
