@@ -127,6 +127,44 @@ fn a_slow_call_moves_its_connection_off_the_loop_and_others_keep_being_served() 
 }
 
 #[test]
+fn a_connection_that_left_for_a_slow_call_comes_back_after_quick_ones_and_others_do_not() {
+    let server = TestServer::start(loop_options());
+    for framed in [false, true] {
+        let slow = server.connect();
+        assert_eq!(call(&slow, framed, Flavor::Compact, "slow", 1), "slow");
+        assert!(!on_loop_thread(&call(
+            &slow,
+            framed,
+            Flavor::Compact,
+            "whereami",
+            2
+        )));
+        let mut seqid = 3;
+        let back = loop {
+            let thread = call(&slow, framed, Flavor::Compact, "whereami", seqid);
+            if on_loop_thread(&thread) || seqid > 200 {
+                break seqid;
+            }
+            seqid += 1;
+        };
+        assert!(
+            (60..=70).contains(&back),
+            "back on a loop after call {back} (64 quick calls after the move)"
+        );
+        // One that left for a call that may not run on a loop stays on its thread.
+        let other = server.connect();
+        assert_eq!(
+            call(&other, framed, Flavor::Compact, "elsewhere", 1),
+            "elsewhere"
+        );
+        for seqid in 2..200 {
+            let thread = call(&other, framed, Flavor::Compact, "whereami", seqid);
+            assert!(!on_loop_thread(&thread), "call {seqid} ran on {thread}");
+        }
+    }
+}
+
+#[test]
 fn pipelined_calls_are_answered_in_order_across_a_move_to_a_thread() {
     let server = TestServer::start(loop_options());
     for flavor in FLAVORS {

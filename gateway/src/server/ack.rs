@@ -17,7 +17,7 @@
 use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
@@ -55,7 +55,7 @@ pub(crate) struct ConnAck {
     settled: Condvar,
     /// Told when a reply leaves bytes unsent or fails to send: set by an event loop,
     /// which has no thread waiting on this connection to notice.
-    unsettled: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    unsettled: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 #[derive(Default)]
@@ -87,15 +87,15 @@ impl ConnAck {
             socket,
             slot: Mutex::new(Slot::default()),
             settled: Condvar::new(),
-            unsettled: OnceLock::new(),
+            unsettled: Mutex::new(None),
         }
     }
 
     /// Has `notify` called whenever the acknowledger leaves part of a reply unsent
-    /// or fails to send one (at most one callback per connection; later ones are
-    /// ignored).
-    pub(crate) fn on_unsettled(&self, notify: Box<dyn Fn() + Send + Sync>) {
-        let _ = self.unsettled.set(notify);
+    /// or fails to send one, or answers a watched reply (replacing the callback set
+    /// before, if any; `None` removes it).
+    pub(crate) fn on_unsettled(&self, notify: Option<Arc<dyn Fn() + Send + Sync>>) {
+        *self.unsettled.lock() = notify;
     }
 
     /// Waits until no reply of this connection is handed over, writes (blocking)
@@ -171,7 +171,8 @@ impl ConnAck {
     }
 
     fn tell_unsettled(&self) {
-        if let Some(notify) = self.unsettled.get() {
+        let notify = self.unsettled.lock().clone();
+        if let Some(notify) = notify {
             notify();
         }
     }
@@ -575,9 +576,9 @@ mod tests {
         let conn = Arc::new(ConnAck::new(server));
         let told = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&told);
-        conn.on_unsettled(Box::new(move || {
+        conn.on_unsettled(Some(Arc::new(move || {
             counter.fetch_add(1, Ordering::SeqCst);
-        }));
+        })));
         let ack = Acknowledger::new();
         let mut got = [0u8; 5];
         // Not watched: answered and sent whole without a word to the loop.

@@ -6,10 +6,12 @@
 //! while its loop is busy costs no thread wake-up at all, and one that arrives
 //! while it sleeps wakes one thread for every socket ready by then, where a thread
 //! per connection pays a wake-up per request.
-//! A connection whose next call is not on the list, or whose call ran longer than
-//! [`SLOW_CALL`] (a disk read, a write stall), moves to a thread of its own
-//! (`threaded::spawn`) for the rest of its life: scanners, admin calls, batches and
-//! slow calls hold up the other connections of a loop at most once each.
+//! A connection whose next call is not on the list moves to a thread of its own
+//! (`threaded::spawn`) for the rest of its life, and one whose call ran longer than
+//! [`SLOW_CALL`] (a disk read, a write stall) moves there until it has made
+//! `threaded::RETURN_AFTER` quick calls in a row: scanners, admin calls, batches and
+//! slow calls hold up the other connections of a loop at most once each, and a
+//! passing stall does not keep a connection off the loops.
 //! Replies go out without blocking; what the socket does not take is sent when it
 //! is writable again, and the connection's next call waits for it. A reply with the
 //! acknowledger holds the next call back the same way: the acknowledger tells the
@@ -290,10 +292,10 @@ impl EventLoop {
         }
         let inbox = Arc::clone(&self.inbox);
         let waker = Arc::clone(&self.waker);
-        start.ack.on_unsettled(Box::new(move || {
+        start.ack.on_unsettled(Some(Arc::new(move || {
             inbox.queue.lock().unsettled.push(token);
             let _ = waker.wake();
-        }));
+        })));
         let conn = LoopConn {
             start,
             reader,
@@ -451,6 +453,7 @@ impl LoopConn {
             let route = Route::of(&self.start.shared.opts, protocol, &request);
             if !route.on_loop {
                 return Step::Move(Resume {
+                    returnable: false,
                     unsent: Vec::new(),
                     request: Some(request),
                 });
@@ -481,6 +484,7 @@ impl LoopConn {
                     "a call ran {took:?}; the connection moves to a thread of its own"
                 );
                 return Step::Move(Resume {
+                    returnable: true,
                     unsent: self.take_unsent(),
                     request: None,
                 });
@@ -619,6 +623,7 @@ impl LoopConn {
 
     /// Hands the connection to a thread of its own, from where `resume` says.
     fn move_to_thread(mut self, mut resume: Resume) {
+        self.start.ack.on_unsettled(None);
         if let Some(held) = self.held.take() {
             resume.request = Some(held);
         }

@@ -4,8 +4,9 @@
 //! Owns: moving a detected connection's socket off the async runtime, either onto
 //! one of the server's event loops (`event_loop`, when the options list calls for
 //! them) or onto a dedicated thread that reads a message, runs the processor on that
-//! same thread, writes the reply and reads again; and taking over, on a new thread,
-//! a connection an event loop gives up. A call then costs one wake-up (the
+//! same thread, writes the reply and reads again; taking over, on a new thread,
+//! a connection an event loop gives up; and giving one that left its loop for a
+//! slow call back once its calls are quick again. A call then costs one wake-up (the
 //! socket's) instead of the three a hand-off to a blocking pool costs, which is most
 //! of a small call's price. The thread polls for shutdown and the idle limit between
 //! reads; the async task that started the connection waits for it, so the accept
@@ -27,7 +28,8 @@ use crate::server::ack::ConnAck;
 use crate::server::answer::{malformed_reply, Answer, CallSite, Route};
 use crate::server::call::CallError;
 use crate::server::conn::{ConnError, ConnShared, Peer};
-use crate::server::detect::WireMode;
+use crate::server::detect::{Transport, WireMode};
+use crate::server::event_loop::SLOW_CALL;
 use crate::server::framing::{Extract, MessageReader};
 use crate::server::wire::WireProtocol;
 
@@ -38,6 +40,9 @@ const READ_CHUNK: usize = 16 * 1024;
 /// An empty receive buffer (or a reply buffer) holding more than this is released
 /// between calls.
 pub(crate) const RETAIN_BUFFER_LIMIT: usize = 256 * 1024;
+/// Quick loop calls in a row after which a connection that left its loop for a
+/// slow call goes back.
+pub(crate) const RETURN_AFTER: usize = 64;
 /// Capacity a connection's reply buffer starts with (a get of a 1 KB value fits).
 pub(crate) const REPLY_BUFFER: usize = 4 * 1024;
 
@@ -74,6 +79,10 @@ pub(crate) struct ConnStart {
 /// Where a connection moved over from an event loop stands.
 #[derive(Default)]
 pub(crate) struct Resume {
+    /// The connection left its loop for a slow call, not for a call that may not
+    /// run on a loop: after [`RETURN_AFTER`] quick loop calls in a row (and none of
+    /// another kind) it goes back to a loop.
+    pub(crate) returnable: bool,
     /// Reply bytes not sent yet: they go first.
     pub(crate) unsent: Vec<u8>,
     /// A request already cut from the buffer and not run yet: it runs next.
@@ -144,33 +153,7 @@ pub(crate) fn spawn(start: ConnStart, reader: MessageReader, resume: Resume) -> 
         let Some((start, reader, resume)) = taken.lock().take() else {
             return;
         };
-        let ConnStart {
-            shared,
-            socket,
-            buf,
-            mode,
-            peer,
-            shutdown,
-            runtime,
-            ack,
-            done,
-        } = start;
-        let mut conn = ThreadConn {
-            shared: &shared,
-            socket,
-            buf,
-            mode,
-            shutdown,
-            peer,
-            runtime,
-            chunk: vec![0; READ_CHUNK],
-            reply: Vec::with_capacity(REPLY_BUFFER),
-            ack,
-        };
-        let served = conn.serve(reader, resume);
-        // A reply still with the acknowledger goes out before the socket closes.
-        let settled = conn.ack.settle().map(|_| ()).map_err(ConnError::Io);
-        let _ = done.send(served.and(settled));
+        serve_thread(start, reader, resume);
     });
     if let Err(e) = spawned {
         if let Some((start, _, _)) = handed.lock().take() {
@@ -183,9 +166,56 @@ pub(crate) fn spawn(start: ConnStart, reader: MessageReader, resume: Resume) -> 
     Ok(())
 }
 
+/// Serves a connection on the calling thread until it ends, or until it goes
+/// back to an event loop (see [`Resume::returnable`]).
+fn serve_thread(start: ConnStart, reader: MessageReader, resume: Resume) {
+    let (mut conn, done) = ThreadConn::new(start);
+    let served = conn.serve(reader, resume);
+    if let Ok(Served::Return) = served {
+        let shared = Arc::clone(&conn.shared);
+        let Some(start) = shared.loops.adopt(conn.into_start(done)) else {
+            return;
+        };
+        // No loop takes it: it stays here for good.
+        let (conn, done) = ThreadConn::new(start);
+        let reader = MessageReader::new(conn.mode, conn.shared.opts.max_frame_size);
+        return serve_to_end(conn, reader, done);
+    }
+    finish(conn, done, served);
+}
+
+/// Serves a connection that may not go back to a loop until it ends.
+fn serve_to_end(
+    mut conn: ThreadConn,
+    reader: MessageReader,
+    done: oneshot::Sender<Result<(), ConnError>>,
+) {
+    let served = conn.serve(reader, Resume::default());
+    finish(conn, done, served);
+}
+
+/// Says how a connection on a thread ended, once a reply still with the
+/// acknowledger went out.
+fn finish(
+    conn: ThreadConn,
+    done: oneshot::Sender<Result<(), ConnError>>,
+    served: Result<Served, ConnError>,
+) {
+    let settled = conn.ack.settle().map(|_| ()).map_err(ConnError::Io);
+    let _ = done.send(served.map(|_| ()).and(settled));
+}
+
+/// How [`ThreadConn::serve`] ended without an error.
+enum Served {
+    /// The connection ended.
+    Ended,
+    /// The connection goes back to an event loop.
+    Return,
+}
+
 /// One connection's state on its thread.
-struct ThreadConn<'a> {
-    shared: &'a ConnShared,
+struct ThreadConn {
+    shared: Arc<ConnShared>,
     socket: TcpStream,
     buf: BytesMut,
     mode: WireMode,
@@ -207,26 +237,86 @@ enum Input {
     Shutdown,
 }
 
-impl ThreadConn<'_> {
-    fn serve(&mut self, mut reader: MessageReader, resume: Resume) -> Result<(), ConnError> {
+impl ThreadConn {
+    fn new(start: ConnStart) -> (ThreadConn, oneshot::Sender<Result<(), ConnError>>) {
+        let ConnStart {
+            shared,
+            socket,
+            buf,
+            mode,
+            peer,
+            shutdown,
+            runtime,
+            ack,
+            done,
+        } = start;
+        let conn = ThreadConn {
+            shared,
+            socket,
+            buf,
+            mode,
+            shutdown,
+            peer,
+            runtime,
+            chunk: vec![0; READ_CHUNK],
+            reply: Vec::with_capacity(REPLY_BUFFER),
+            ack,
+        };
+        (conn, done)
+    }
+
+    fn into_start(self, done: oneshot::Sender<Result<(), ConnError>>) -> ConnStart {
+        ConnStart {
+            shared: self.shared,
+            socket: self.socket,
+            buf: self.buf,
+            mode: self.mode,
+            peer: self.peer,
+            shutdown: self.shutdown,
+            runtime: self.runtime,
+            ack: self.ack,
+            done,
+        }
+    }
+
+    fn serve(&mut self, mut reader: MessageReader, resume: Resume) -> Result<Served, ConnError> {
         if !resume.unsent.is_empty() {
             self.socket.write_all(&resume.unsent)?;
         }
+        let mut returnable = resume.returnable
+            && self.shared.opts.event_loops > 0
+            && matches!(self.mode.transport, Transport::Framed | Transport::Unframed);
+        let mut quick_streak = 0;
         if let Some(request) = resume.request {
             self.run_call(reader.protocol(), request)?;
         }
         let limit = self.shared.opts.max_frame_size;
         loop {
             if *self.shutdown.borrow() {
-                return Ok(());
+                return Ok(Served::Ended);
             }
             match reader.next(&mut self.buf) {
-                Extract::Message(request) => self.run_call(reader.protocol(), request)?,
+                Extract::Message(request) => {
+                    let (on_loop, took) = self.run_call(reader.protocol(), request)?;
+                    if returnable {
+                        returnable = on_loop;
+                        quick_streak = if took > SLOW_CALL {
+                            0
+                        } else {
+                            quick_streak + 1
+                        };
+                        // Back with no partial message held: the loop's reader starts
+                        // at a message boundary.
+                        if quick_streak >= RETURN_AFTER && self.buf.is_empty() {
+                            return Ok(Served::Return);
+                        }
+                    }
+                }
                 Extract::NeedMore => match self.read_more()? {
                     Input::Data => {}
-                    Input::Eof if self.buf.is_empty() => return Ok(()),
+                    Input::Eof if self.buf.is_empty() => return Ok(Served::Ended),
                     Input::Eof => return Err(ConnError::Truncated(self.buf.len())),
-                    Input::Shutdown => return Ok(()),
+                    Input::Shutdown => return Ok(Served::Ended),
                 },
                 Extract::Oversized { size } => {
                     self.shared.stats.oversized_message();
@@ -256,8 +346,13 @@ impl ThreadConn<'_> {
         }
     }
 
-    /// Runs one request and sends its reply (or hands it to the acknowledger).
-    fn run_call(&mut self, protocol: WireProtocol, request: Bytes) -> Result<(), ConnError> {
+    /// Runs one request and sends its reply (or hands it to the acknowledger);
+    /// returns whether the call may run on a loop and how long it ran.
+    fn run_call(
+        &mut self,
+        protocol: WireProtocol,
+        request: Bytes,
+    ) -> Result<(bool, Duration), ConnError> {
         // The previous reply, if the acknowledger has it, goes first.
         if let Some(spare) = self.ack.settle()? {
             if self.reply.capacity() == 0 && spare.capacity() <= RETAIN_BUFFER_LIMIT {
@@ -265,8 +360,9 @@ impl ThreadConn<'_> {
             }
         }
         let route = Route::of(&self.shared.opts, protocol, &request);
+        let began = Instant::now();
         let site = CallSite {
-            shared: self.shared,
+            shared: &self.shared,
             connection: self.peer.id,
             mode: self.mode,
             runtime: &self.runtime,
@@ -283,10 +379,11 @@ impl ThreadConn<'_> {
         if let Some(reply) = reply.filter(|r| r.capacity() <= RETAIN_BUFFER_LIMIT) {
             self.reply = reply;
         }
+        let took = began.elapsed();
         if self.buf.is_empty() && self.buf.capacity() > RETAIN_BUFFER_LIMIT {
             self.buf = BytesMut::new();
         }
-        Ok(())
+        Ok((route.on_loop, took))
     }
 
     /// Reads more bytes, waking every poll interval to check shutdown and the idle
