@@ -43,6 +43,10 @@ OUT="$(cd "$OUT" && pwd)"
 work="$(mktemp -d)"
 bin="$PWD/target/release/tabula"
 json="$OUT/runs.jsonl"
+# A reused OUT starts over: the summary takes medians over every run in this
+# file, so runs of an earlier invocation would mix into this one's figures.
+: >"$json"
+rm -f "$OUT"/redis-*.csv "$OUT/bench.txt"
 server_pid=""
 server_addr=""
 
