@@ -39,7 +39,7 @@ pub(crate) struct Route {
 
 impl Route {
     /// Routes `request` by its method name ([`ServerOptions::deferrable_calls`] and
-    /// [`ServerOptions::loop_calls`]). A request whose header cannot be read runs
+    /// [`ServerOptions::loop_calls`]; a call that may defer may also run on a loop). A request whose header cannot be read runs
     /// where it is (the processor answers it with an exception).
     pub(crate) fn of(opts: &ServerOptions, protocol: WireProtocol, request: &[u8]) -> Route {
         let Ok(header) = peek_header(protocol, request, MAX_ROUTED_NAME) else {
@@ -58,7 +58,7 @@ impl Route {
         };
         Route {
             deferrable,
-            on_loop: opts.loop_calls.contains(&header.name),
+            on_loop: deferrable.is_some() || opts.loop_calls.contains(&header.name),
         }
     }
 }
@@ -193,7 +193,7 @@ mod tests {
     fn opts() -> ServerOptions {
         ServerOptions {
             deferrable_calls: &["mutateRow"],
-            loop_calls: &["get", "mutateRow"],
+            loop_calls: &["get"],
             ..ServerOptions::default()
         }
     }

@@ -45,8 +45,9 @@ pub struct ServerOptions {
     /// commit log: only calls that end with their writes, reading nothing after
     /// them. Framed and unframed connections only. Default: none.
     pub deferrable_calls: &'static [&'static str],
-    /// Methods quick enough to run on an event loop (see `server::event_loop`):
-    /// calls that touch one row or a few and never wait on the network. A framed or
+    /// Methods quick enough to run on an event loop (see `server::event_loop`)
+    /// besides the [`ServerOptions::deferrable_calls`], which always may: calls
+    /// that touch one row or a few and never wait on the network. A framed or
     /// unframed connection is served by an event loop until it makes a call not
     /// listed here (or one that ran slowly); from then on it has a thread of its
     /// own. Default: none (every connection has its own thread).

@@ -80,10 +80,10 @@ pub const DEFERRABLE_CALLS: &[&str] = &[
     "checkAndPut",
 ];
 
-/// Calls quick enough to run on the connection server's event loops
-/// (`server::ServerOptions::loop_calls`): gets of one row or a few named rows and
-/// the single-row writes of [`DEFERRABLE_CALLS`]. Scanners, batches of writes and
-/// table administration run on a connection thread of their own.
+/// Calls quick enough to run on the connection server's event loops besides the
+/// single-row writes of [`DEFERRABLE_CALLS`] (`server::ServerOptions::
+/// loop_calls`): gets of one row or a few named rows. Scanners, batches of writes
+/// and table administration run on a connection thread of their own.
 pub const LOOP_CALLS: &[&str] = &[
     "get",
     "getVer",
@@ -96,16 +96,6 @@ pub const LOOP_CALLS: &[&str] = &[
     "getRowsWithColumns",
     "getRowsTs",
     "getRowsWithColumnsTs",
-    "mutateRow",
-    "mutateRowTs",
-    "deleteAll",
-    "deleteAllTs",
-    "deleteAllRow",
-    "deleteAllRowTs",
-    "atomicIncrement",
-    "increment",
-    "append",
-    "checkAndPut",
 ];
 
 /// Default idle time after which a scanner is closed.

@@ -73,25 +73,12 @@ pub const DEFERRABLE_CALLS: &[&str] = &[
     "checkAndMutate",
 ];
 
-/// Calls quick enough to run on the connection server's event loops
-/// (`server::ServerOptions::loop_calls`): gets and existence checks of one row or
-/// a few named rows and the single-row writes of [`DEFERRABLE_CALLS`]. Scanners,
-/// batches of writes and table administration run on a connection thread of
-/// their own.
-pub const LOOP_CALLS: &[&str] = &[
-    "get",
-    "exists",
-    "existsAll",
-    "getMultiple",
-    "put",
-    "deleteSingle",
-    "mutateRow",
-    "increment",
-    "append",
-    "checkAndPut",
-    "checkAndDelete",
-    "checkAndMutate",
-];
+/// Calls quick enough to run on the connection server's event loops besides the
+/// single-row writes of [`DEFERRABLE_CALLS`] (`server::ServerOptions::
+/// loop_calls`): gets and existence checks of one row or a few named rows.
+/// Scanners, batches of writes and table administration run on a connection
+/// thread of their own.
+pub const LOOP_CALLS: &[&str] = &["get", "exists", "existsAll", "getMultiple"];
 
 /// The Thrift2 `THBaseService` over a [`Backend`].
 pub struct Thrift2Handler {
