@@ -114,6 +114,18 @@ fn stuck_client(server: &TestServer) -> (std::net::TcpStream, std::thread::JoinH
     (stuck, writer)
 }
 
+/// Stops `server`, asserting the stop took under 3 s.
+fn stop_within_3s(server: TestServer) -> tabula_gateway::server::ShutdownReport {
+    let started = Instant::now();
+    let report = server.stop();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    report
+}
+
 #[test]
 fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
     // On a thread of its own, the connection is stuck in a blocking write: only
@@ -125,13 +137,7 @@ fn shutdown_grace_bounds_the_wait_for_a_stuck_client() {
         ..ServerOptions::default()
     });
     let (stuck, writer) = stuck_client(&server);
-    let started = Instant::now();
-    let report = server.stop();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
+    let report = stop_within_3s(server);
     assert_eq!(report.connections_aborted, 1);
     drop(stuck);
     let _ = writer.join();
@@ -158,13 +164,7 @@ fn a_stuck_client_on_an_event_loop_neither_holds_up_shutdown_nor_the_loop() {
             seqid,
         );
     }
-    let started = Instant::now();
-    let report = server.stop();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
+    let report = stop_within_3s(server);
     assert!(report.connections_aborted <= 1, "{report:?}");
     stuck
         .set_read_timeout(Some(Duration::from_secs(20)))

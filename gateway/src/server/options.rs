@@ -57,6 +57,13 @@ pub struct ServerOptions {
     pub event_loops: usize,
 }
 
+impl ServerOptions {
+    /// Whether framed and unframed connections start on an event loop.
+    pub(crate) fn serves_on_loops(&self) -> bool {
+        self.event_loops > 0 && !self.loop_calls.is_empty()
+    }
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {

@@ -28,7 +28,7 @@ use crate::server::ack::ConnAck;
 use crate::server::answer::{malformed_reply, Answer, CallSite, Route};
 use crate::server::call::CallError;
 use crate::server::conn::{ConnError, ConnShared, Peer};
-use crate::server::detect::{Transport, WireMode};
+use crate::server::detect::WireMode;
 use crate::server::event_loop::SLOW_CALL;
 use crate::server::framing::{Extract, MessageReader};
 use crate::server::wire::WireProtocol;
@@ -117,8 +117,7 @@ pub(crate) async fn serve_on_thread(
         ack,
         done,
     };
-    let on_loop = shared.opts.event_loops > 0 && !shared.opts.loop_calls.is_empty();
-    let start = if on_loop {
+    let start = if shared.opts.serves_on_loops() {
         shared.loops.adopt(start)
     } else {
         Some(start)
@@ -283,12 +282,10 @@ impl ThreadConn {
         if !resume.unsent.is_empty() {
             self.socket.write_all(&resume.unsent)?;
         }
-        let mut returnable = resume.returnable
-            && self.shared.opts.event_loops > 0
-            && matches!(self.mode.transport, Transport::Framed | Transport::Unframed);
+        let mut returnable = resume.returnable && self.shared.opts.serves_on_loops();
         let mut quick_streak = 0;
         if let Some(request) = resume.request {
-            self.run_call(reader.protocol(), request)?;
+            self.run_call(reader.protocol(), request, false)?;
         }
         let limit = self.shared.opts.max_frame_size;
         loop {
@@ -297,8 +294,8 @@ impl ThreadConn {
             }
             match reader.next(&mut self.buf) {
                 Extract::Message(request) => {
-                    let (on_loop, took) = self.run_call(reader.protocol(), request)?;
-                    if returnable {
+                    let (on_loop, took) = self.run_call(reader.protocol(), request, returnable)?;
+                    if let Some(took) = took {
                         returnable = on_loop;
                         quick_streak = if took > SLOW_CALL {
                             0
@@ -347,12 +344,13 @@ impl ThreadConn {
     }
 
     /// Runs one request and sends its reply (or hands it to the acknowledger);
-    /// returns whether the call may run on a loop and how long it ran.
+    /// returns whether the call may run on a loop and, if `timed`, how long it ran.
     fn run_call(
         &mut self,
         protocol: WireProtocol,
         request: Bytes,
-    ) -> Result<(bool, Duration), ConnError> {
+        timed: bool,
+    ) -> Result<(bool, Option<Duration>), ConnError> {
         // The previous reply, if the acknowledger has it, goes first.
         if let Some(spare) = self.ack.settle()? {
             if self.reply.capacity() == 0 && spare.capacity() <= RETAIN_BUFFER_LIMIT {
@@ -360,7 +358,7 @@ impl ThreadConn {
             }
         }
         let route = Route::of(&self.shared.opts, protocol, &request);
-        let began = Instant::now();
+        let began = timed.then(Instant::now);
         let site = CallSite {
             shared: &self.shared,
             connection: self.peer.id,
@@ -379,7 +377,7 @@ impl ThreadConn {
         if let Some(reply) = reply.filter(|r| r.capacity() <= RETAIN_BUFFER_LIMIT) {
             self.reply = reply;
         }
-        let took = began.elapsed();
+        let took = began.map(|b| b.elapsed());
         if self.buf.is_empty() && self.buf.capacity() > RETAIN_BUFFER_LIMIT {
             self.buf = BytesMut::new();
         }
