@@ -489,11 +489,25 @@ pub fn bloom_row_hash(row: &[u8]) -> u64 {
 
 /// Hash of a row and qualifier for bloom filters (files hold one family each).
 pub fn bloom_column_hash(row: &[u8], qualifier: &[u8]) -> u64 {
-    let mut buf = Vec::with_capacity(row.len() + qualifier.len() + 4);
-    buf.extend_from_slice(&(row.len() as u32).to_be_bytes());
-    buf.extend_from_slice(row);
-    buf.extend_from_slice(qualifier);
-    xxhash_rust::xxh3::xxh3_64_with_seed(&buf, 0x5441_4255_4c41_0002)
+    const SEED: u64 = 0x5441_4255_4c41_0002;
+    let len = 4 + row.len() + qualifier.len();
+    let fill = |buf: &mut [u8]| {
+        let (head, rest) = buf.split_at_mut(4);
+        head.copy_from_slice(&(row.len() as u32).to_be_bytes());
+        let (r, q) = rest.split_at_mut(row.len());
+        r.copy_from_slice(row);
+        q.copy_from_slice(qualifier);
+    };
+    // Gets hash one column each and flushes one per entry: the usual short key
+    // is assembled on the stack, not in an allocation.
+    let mut stack = [0u8; 256];
+    if let Some(buf) = stack.get_mut(..len) {
+        fill(buf);
+        return xxhash_rust::xxh3::xxh3_64_with_seed(buf, SEED);
+    }
+    let mut buf = vec![0u8; len];
+    fill(&mut buf);
+    xxhash_rust::xxh3::xxh3_64_with_seed(&buf, SEED)
 }
 
 /// The bloom hashes of an encoded key: the row hash, and for column entries the
@@ -676,6 +690,31 @@ mod tests {
         // Neighbouring short rows lie side by side in one chunk.
         let (a, b) = (&split[2].0, &split[3].0);
         assert_eq!(a.as_ptr().wrapping_add(a.len()), b.as_ptr());
+    }
+
+    #[test]
+    fn column_hash_is_the_hash_of_the_length_prefixed_concatenation() {
+        // Short keys are assembled on the stack, long ones in an allocation; both
+        // must hash the bytes the format defines.
+        for (row_len, q_len) in [
+            (0, 0),
+            (10, 5),
+            (200, 52),
+            (200, 53),
+            (300, 10),
+            (5, 70_000),
+        ] {
+            let row = vec![b'r'; row_len];
+            let qualifier = vec![b'q'; q_len];
+            let mut expected = (row_len as u32).to_be_bytes().to_vec();
+            expected.extend_from_slice(&row);
+            expected.extend_from_slice(&qualifier);
+            assert_eq!(
+                bloom_column_hash(&row, &qualifier),
+                xxhash_rust::xxh3::xxh3_64_with_seed(&expected, 0x5441_4255_4c41_0002),
+                "row {row_len} bytes, qualifier {q_len} bytes"
+            );
+        }
     }
 
     #[test]

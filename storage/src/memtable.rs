@@ -33,6 +33,8 @@ const DEFAULT_CAPACITY: usize = 64 << 20;
 /// row of 1 KiB values and a false-positive rate under 1%; rows of a few dozen bytes
 /// still get a filter that rules most absent rows out.
 const CAPACITY_BYTES_PER_FILTER_BIT: usize = 64;
+/// Bits of the row filter's line: one 64-byte CPU cache line.
+const FILTER_LINE_BITS: u64 = 512;
 /// Filter size bounds, in bits (512 B .. 2 MiB).
 const MIN_FILTER_BITS: usize = 1 << 12;
 const MAX_FILTER_BITS: usize = 1 << 24;
@@ -58,12 +60,18 @@ impl RowFilter {
         }
     }
 
-    /// The two bit positions of a row hash (below `bits`, a power of two).
+    /// The two bit positions of a row hash (below `bits`, a power of two, at
+    /// least [`FILTER_LINE_BITS`]): both in the same 64-byte line, so a write or a
+    /// get waits for one memory line of the filter, not two.
     fn probes(&self, hash: u64) -> [usize; 2] {
         let mask = (self.bits - 1) as u64;
         let first = hash & mask;
+        let line_start = first & !(FILTER_LINE_BITS - 1);
         let second = hash.rotate_right(32).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16;
-        [first as usize, (second & mask) as usize]
+        [
+            first as usize,
+            (line_start | (second & (FILTER_LINE_BITS - 1))) as usize,
+        ]
     }
 
     fn add(&self, hash: u64) {

@@ -26,17 +26,19 @@ pub const REGION_VERSION: i8 = 1;
 /// Compression names HBase accepts (compared case-insensitively).
 const COMPRESSION_NAMES: &[&str] = &["none", "gz", "snappy", "lzo", "lz4", "bzip2", "zstd"];
 
-/// A cell as a bare `TCell`.
-pub fn tcell(cell: &Cell) -> TCell {
-    TCell::new(cell.value.to_vec(), cell.timestamp)
+/// A cell as a bare `TCell`. The value's buffer becomes the `TCell`'s when the
+/// cell holds the only reference to it (as the storage engine's read results
+/// do), so a value is copied once, out of its block, on its way to the client.
+pub fn tcell(cell: Cell) -> TCell {
+    TCell::new(Vec::from(cell.value), cell.timestamp)
 }
 
 /// A row's cells as one `TRowResult`: `sortedColumns` (ordered by family, then
 /// qualifier) when `sorted`, else the `columns` map keyed `family:qualifier`, which
 /// keeps the first cell of each column (the newest version).
-pub fn row_result(row: &[u8], cells: &[Cell], sorted: bool) -> TRowResult {
+pub fn row_result(row: &[u8], cells: Vec<Cell>, sorted: bool) -> TRowResult {
     if sorted {
-        let mut ordered: Vec<&Cell> = cells.iter().collect();
+        let mut ordered = cells;
         ordered.sort_by(|a, b| {
             (a.family.as_ref(), a.qualifier.as_ref())
                 .cmp(&(b.family.as_ref(), b.qualifier.as_ref()))
@@ -219,7 +221,7 @@ mod tests {
     fn unsorted_results_fill_only_the_map() {
         let r = row_result(
             b"r",
-            &[cell("cf", "b", 2, "x"), cell("cf", "a", 1, "y")],
+            vec![cell("cf", "b", 2, "x"), cell("cf", "a", 1, "y")],
             false,
         );
         assert!(r.sorted_columns.is_none());
@@ -232,7 +234,7 @@ mod tests {
     fn sorted_results_fill_only_the_list_in_column_order() {
         let r = row_result(
             b"r",
-            &[
+            vec![
                 cell("cf2", "a", 1, "1"),
                 cell("cf", "b", 1, "2"),
                 cell("cf", "a", 1, "3"),

@@ -22,7 +22,7 @@ impl Thrift1Handler {
         check_row_len(&row)?;
         let mut cells = self.backend.get(table, &Bytes::from(row), spec)?;
         sort_like_hbase(&mut cells);
-        Ok(cells.iter().map(tcell).collect())
+        Ok(cells.into_iter().map(tcell).collect())
     }
 
     /// get / getVer / getVerTs: up to `versions` versions (newest first) of the
@@ -77,7 +77,7 @@ impl Thrift1Handler {
                 continue;
             }
             sort_like_hbase(&mut cells);
-            results.push(row_result(&row, &cells, false));
+            results.push(row_result(&row, cells, false));
         }
         Ok(results)
     }
@@ -124,6 +124,6 @@ impl Thrift1Handler {
             .map(|r| r.cells)
             .unwrap_or_default();
         sort_like_hbase(&mut cells);
-        Ok(cells.iter().map(tcell).collect())
+        Ok(cells.into_iter().map(tcell).collect())
     }
 }

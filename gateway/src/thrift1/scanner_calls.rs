@@ -167,7 +167,8 @@ impl Thrift1Handler {
             .filter(|r| !r.cells.is_empty())
             .map(|mut r| {
                 sort_like_hbase(&mut r.cells);
-                row_result(r.row(), &r.cells, sorted)
+                let row = r.row().clone();
+                row_result(&row, r.cells, sorted)
             })
             .collect())
     }

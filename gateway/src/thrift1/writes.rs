@@ -318,7 +318,7 @@ impl Thrift1Handler {
             Durability::Sync,
         )?;
         sort_like_hbase(&mut cells);
-        Ok(cells.iter().map(tcell).collect())
+        Ok(cells.into_iter().map(tcell).collect())
     }
 
     /// checkAndPut: atomically puts `mput` (at server time) when `column` holds

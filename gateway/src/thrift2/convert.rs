@@ -317,7 +317,7 @@ pub fn tresult(row: &[u8], mut cells: Vec<Cell>, partial: bool) -> TResult {
             TColumnValue::new(
                 c.family.to_vec(),
                 c.qualifier.to_vec(),
-                c.value.to_vec(),
+                Vec::from(c.value),
                 c.timestamp,
                 None,
                 PUT_TYPE_CODE,

@@ -60,9 +60,6 @@ pub(crate) struct BlockBuilder {
 /// restart keys instead of stepping over many cache lines of values.
 pub(crate) const RESTART_BYTES: usize = 4096;
 
-/// Values at least this long are handed out as slices of their block.
-pub(crate) const SHARE_VALUES_FROM: usize = 256;
-
 impl BlockBuilder {
     /// A builder placing a restart point every `restart_interval` entries (min 1),
     /// or sooner once [`RESTART_BYTES`] of entries follow the last one.
@@ -406,18 +403,14 @@ impl BlockIter {
             .unwrap_or_default()
     }
 
-    /// The current value as owned bytes: a slice sharing the block's buffer for
-    /// values of [`SHARE_VALUES_FROM`] bytes or more (no copy), a copy of smaller
-    /// ones (so a small value never keeps a whole block alive).
+    /// The current value as owned bytes: a copy in a buffer of its own, never a
+    /// slice of the block. A read's values are copied once more at most, into the
+    /// reply: the gateway takes over a buffer nothing else references, while a
+    /// slice would cost two atomic updates of the block's reference count (a
+    /// likely cache miss each) and still be copied into the Thrift value. A copy
+    /// also never keeps a whole block alive.
     pub(crate) fn value_bytes(&self) -> Bytes {
-        let len = self.value_end.saturating_sub(self.value_start);
-        if len >= SHARE_VALUES_FROM
-            && self.value_start <= self.value_end
-            && self.value_end <= self.block.data.len()
-        {
-            return self.block.data.slice(self.value_start..self.value_end);
-        }
-        Bytes::copy_from_slice(self.value())
+        Bytes::from(self.value().to_vec())
     }
 
     /// Decodes the entry at `self.next` into the cursor, or leaves it unpositioned
@@ -768,6 +761,27 @@ mod tests {
         assert!(!it.valid());
         it.seek_for_prev(b"x").unwrap();
         assert!(!it.valid());
+    }
+
+    #[test]
+    fn values_are_handed_out_in_buffers_of_their_own() {
+        let mut b = BlockBuilder::new(16);
+        b.add(b"a", &[7u8; 1000]);
+        b.add(b"b", b"small");
+        let block = Arc::new(Block::parse(b.finish().to_vec()).unwrap());
+        let mut it = BlockIter::new(Arc::clone(&block));
+        it.seek(b"a").unwrap();
+        let value = it.value_bytes();
+        assert_eq!(value.as_ref(), &[7u8; 1000][..]);
+        // Not a slice of the block: the block's bytes do not contain its address...
+        let block_range = block.data.as_ptr_range();
+        assert!(!block_range.contains(&value.as_ptr()));
+        // ...and the reply takes the buffer over without copying it.
+        let at = value.as_ptr();
+        let owned = Vec::from(value);
+        assert_eq!(owned.as_ptr(), at);
+        it.next().unwrap();
+        assert_eq!(it.value_bytes().as_ref(), b"small");
     }
 
     #[test]

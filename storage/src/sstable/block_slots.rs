@@ -31,7 +31,7 @@ use super::Block;
 
 /// One hit in this many (per thread) is looked up in the block cache instead of
 /// through the slot, so the cache's eviction policy keeps seeing the accesses.
-pub(crate) const CACHE_VISIT_EVERY: u32 = 8;
+pub(crate) const CACHE_VISIT_EVERY: u32 = 32;
 
 thread_local! {
     /// Slot hits on this thread since its last cache visit.

@@ -1,15 +1,23 @@
 //! Bloom filters over rows and row+qualifier pairs.
 //!
-//! Owns: the filter itself (a bit array probed by double hashing of a 64-bit hash),
-//! [`BloomCollector`] (gathers the distinct hashes while a file is written) and the
-//! encoding of the bloom block. Hashes come from `crate::key`, so writer and reader
-//! agree on them.
+//! Owns: the filter itself (a bit array probed by a 64-bit hash, in one of two
+//! layouts), [`BloomCollector`] (gathers the distinct hashes while a file is
+//! written) and the encoding of the bloom block. Hashes come from `crate::key`, so
+//! writer and reader agree on them.
 //! Must not: hash keys itself or decide which lookups consult the filter.
+//!
+//! Layouts: files written now use the cache-local layout, where all of a hash's
+//! probes fall in one 64-byte line of the filter, so a lookup of a present row
+//! waits for one memory line instead of one per probe (seven at ten bits per
+//! key, each a likely cache miss in a filter of megabytes). Files from before it
+//! carry the classic layout (probes spread over the whole array), which is still
+//! read.
 //!
 //! Bloom block payload (see docs/format-sstable.md):
 //!
 //! ```text
-//! flags:u8 (bit 0 = row filter present, bit 1 = column filter present)
+//! flags:u8 (bit 0 = row filter present, bit 1 = column filter present,
+//!           bit 2 = the filters use the cache-local layout)
 //! then for each present filter, row first: probes:u8, byte_len:u32le, bits[byte_len]
 //! ```
 
@@ -17,18 +25,38 @@ use super::coding::ByteReader;
 use crate::schema::BloomType;
 
 /// Flag bit: a row filter follows.
-const FLAG_ROW: u8 = 0b01;
+const FLAG_ROW: u8 = 0b001;
 /// Flag bit: a row+qualifier filter follows.
-const FLAG_COLUMN: u8 = 0b10;
+const FLAG_COLUMN: u8 = 0b010;
+/// Flag bit: the filters use the cache-local layout.
+const FLAG_LOCAL: u8 = 0b100;
 /// Smallest filter, so tiny files still get a useful false-positive rate.
 const MIN_BITS: u64 = 64;
 /// Most probes a filter may declare.
 const MAX_PROBES: u8 = 30;
+/// Bytes of one line of the cache-local layout (a CPU cache line).
+const LINE_BYTES: usize = 64;
+/// Bits of one line.
+const LINE_BITS: u64 = (LINE_BYTES * 8) as u64;
 
-/// A bloom filter: `probes` bit positions per hash in a `bits.len() * 8`-bit array.
+/// One line of a cache-local filter, aligned so that it is one CPU cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(align(64))]
+struct Line([u8; LINE_BYTES]);
+
+/// A filter's bits in one of the two layouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Bits {
+    /// Probes anywhere in the array (files written before the cache-local layout).
+    Classic(Vec<u8>),
+    /// All probes of a hash in one line.
+    Local(Vec<Line>),
+}
+
+/// A bloom filter: `probes` bit positions per hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BloomFilter {
-    bits: Vec<u8>,
+    bits: Bits,
     probes: u8,
 }
 
@@ -38,15 +66,38 @@ fn probes_for(bits_per_key: u32) -> u8 {
     (k as u8).clamp(1, MAX_PROBES)
 }
 
-/// The bit positions of `hash` in an `m`-bit filter: `h1 + i * h2 (mod m)`, where
-/// h1 is the hash and h2 the hash with its halves swapped, forced odd.
+/// The bit positions of `hash` in an `m`-bit classic filter: `h1 + i * h2 (mod m)`,
+/// where h1 is the hash and h2 the hash with its halves swapped, forced odd.
 fn probe_positions(hash: u64, probes: u8, m: u64) -> impl Iterator<Item = u64> {
     let delta = hash.rotate_left(32) | 1;
     (0..u64::from(probes)).map(move |i| hash.wrapping_add(i.wrapping_mul(delta)) % m)
 }
 
+/// Multiplier of the cache-local layout's probe sequence (2^64 / golden ratio, odd).
+const LOCAL_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The line of `hash` in a cache-local filter of `lines` lines (at least one):
+/// `floor(h * lines / 2^64)`, which spreads hashes evenly without a division.
+fn local_line(hash: u64, lines: usize) -> usize {
+    ((u128::from(hash) * lines as u128) >> 64) as usize
+}
+
+/// The bit positions, inside its line, of `hash` in a cache-local filter: the top
+/// nine bits of `g, g * C, g * C^2, ...` (mod 2^64), where `g` is the hash with its
+/// halves swapped (the line is chosen by the high bits of the hash itself) and `C`
+/// is [`LOCAL_STEP`].
+fn local_positions(hash: u64, probes: u8) -> impl Iterator<Item = u64> {
+    let mut g = hash.rotate_left(32);
+    (0..probes).map(move |_| {
+        let bit = g >> 55;
+        g = g.wrapping_mul(LOCAL_STEP);
+        bit
+    })
+}
+
 impl BloomFilter {
-    /// A filter holding every hash in `hashes` (duplicates are removed first).
+    /// A cache-local filter holding every hash in `hashes` (duplicates are
+    /// removed first).
     pub(crate) fn build(hashes: &mut Vec<u64>, bits_per_key: u32) -> BloomFilter {
         hashes.sort_unstable();
         hashes.dedup();
@@ -54,47 +105,110 @@ impl BloomFilter {
         let wanted = (hashes.len() as u64)
             .saturating_mul(u64::from(bits_per_key))
             .clamp(MIN_BITS, u64::from(u32::MAX) * 8);
-        // The byte length is stored as a u32, hence the upper clamp.
-        let bytes = usize::try_from(wanted.div_ceil(8)).unwrap_or(u32::MAX as usize);
-        let mut filter = BloomFilter {
-            bits: vec![0; bytes],
-            probes: probes_for(bits_per_key),
-        };
-        let m = filter.num_bits();
+        // The byte length is stored as a u32, hence the upper clamp (a multiple
+        // of the line size, as the layout requires).
+        let lines = usize::try_from(wanted.div_ceil(LINE_BITS))
+            .unwrap_or(usize::MAX)
+            .min(u32::MAX as usize / LINE_BYTES);
+        let probes = probes_for(bits_per_key);
+        let mut lines_bits = vec![Line([0; LINE_BYTES]); lines];
         for &h in hashes.iter() {
-            for bit in probe_positions(h, filter.probes, m) {
-                if let Some(byte) = filter.bits.get_mut((bit / 8) as usize) {
+            if let Some(line) = lines_bits.get_mut(local_line(h, lines)) {
+                for bit in local_positions(h, probes) {
+                    if let Some(byte) = line.0.get_mut((bit / 8) as usize) {
+                        *byte |= 1 << (bit % 8);
+                    }
+                }
+            }
+        }
+        BloomFilter {
+            bits: Bits::Local(lines_bits),
+            probes,
+        }
+    }
+
+    /// A classic-layout filter holding every hash in `hashes` (what files written
+    /// before the cache-local layout hold; kept to test that they are still read).
+    #[cfg(test)]
+    fn build_classic(hashes: &mut Vec<u64>, bits_per_key: u32) -> BloomFilter {
+        hashes.sort_unstable();
+        hashes.dedup();
+        let bits_per_key = bits_per_key.max(1);
+        let wanted = (hashes.len() as u64)
+            .saturating_mul(u64::from(bits_per_key))
+            .clamp(MIN_BITS, u64::from(u32::MAX) * 8);
+        let mut bits = vec![0u8; usize::try_from(wanted.div_ceil(8)).unwrap_or(u32::MAX as usize)];
+        let probes = probes_for(bits_per_key);
+        let m = (bits.len() as u64) * 8;
+        for &h in hashes.iter() {
+            for bit in probe_positions(h, probes, m) {
+                if let Some(byte) = bits.get_mut((bit / 8) as usize) {
                     *byte |= 1 << (bit % 8);
                 }
             }
         }
-        filter
-    }
-
-    fn num_bits(&self) -> u64 {
-        (self.bits.len() as u64) * 8
+        BloomFilter {
+            bits: Bits::Classic(bits),
+            probes,
+        }
     }
 
     /// False only when `hash` was certainly not added.
     pub(crate) fn may_contain(&self, hash: u64) -> bool {
-        let m = self.num_bits();
-        if m == 0 {
-            return false;
+        match &self.bits {
+            Bits::Local(lines) => {
+                if lines.is_empty() {
+                    return false;
+                }
+                let Some(line) = lines.get(local_line(hash, lines.len())) else {
+                    return false;
+                };
+                local_positions(hash, self.probes).all(|bit| {
+                    line.0
+                        .get((bit / 8) as usize)
+                        .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
+                })
+            }
+            Bits::Classic(bits) => {
+                let m = (bits.len() as u64) * 8;
+                if m == 0 {
+                    return false;
+                }
+                probe_positions(hash, self.probes, m).all(|bit| {
+                    bits.get((bit / 8) as usize)
+                        .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
+                })
+            }
         }
-        probe_positions(hash, self.probes, m).all(|bit| {
-            self.bits
-                .get((bit / 8) as usize)
-                .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
-        })
+    }
+
+    /// True for the cache-local layout.
+    fn is_local(&self) -> bool {
+        matches!(self.bits, Bits::Local(_))
+    }
+
+    /// Bytes of the bit array.
+    fn byte_len(&self) -> usize {
+        match &self.bits {
+            Bits::Classic(bits) => bits.len(),
+            Bits::Local(lines) => lines.len() * LINE_BYTES,
+        }
     }
 
     fn encode_into(&self, out: &mut Vec<u8>) {
         out.push(self.probes);
-        out.extend_from_slice(&(self.bits.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.bits);
+        out.extend_from_slice(&(self.byte_len() as u32).to_le_bytes());
+        match &self.bits {
+            Bits::Classic(bits) => out.extend_from_slice(bits),
+            Bits::Local(lines) => {
+                for line in lines {
+                    out.extend_from_slice(&line.0);
+                }
+            }
+        }
     }
 
-    fn decode(r: &mut ByteReader<'_>) -> Option<BloomFilter> {
+    fn decode(r: &mut ByteReader<'_>, local: bool) -> Option<BloomFilter> {
         let probes = r.u8()?;
         if probes == 0 || probes > MAX_PROBES {
             return None;
@@ -103,10 +217,31 @@ impl BloomFilter {
         if bits.is_empty() {
             return None;
         }
-        Some(BloomFilter {
-            bits: bits.to_vec(),
-            probes,
-        })
+        let bits = if local {
+            if bits.len() % LINE_BYTES != 0 {
+                return None;
+            }
+            let lines = bits
+                .chunks_exact(LINE_BYTES)
+                .map(|chunk| {
+                    let mut line = Line([0; LINE_BYTES]);
+                    line.0.copy_from_slice(chunk);
+                    line
+                })
+                .collect();
+            Bits::Local(lines)
+        } else {
+            Bits::Classic(bits.to_vec())
+        };
+        Some(BloomFilter { bits, probes })
+    }
+
+    /// Bytes held in memory.
+    fn memory(&self) -> usize {
+        match &self.bits {
+            Bits::Classic(bits) => bits.capacity(),
+            Bits::Local(lines) => lines.capacity() * LINE_BYTES,
+        }
     }
 }
 
@@ -139,6 +274,14 @@ impl FileBlooms {
         if self.column.is_some() {
             flags |= FLAG_COLUMN;
         }
+        // Both filters of a file share a layout (the builder makes both local).
+        if [&self.row, &self.column]
+            .into_iter()
+            .flatten()
+            .any(BloomFilter::is_local)
+        {
+            flags |= FLAG_LOCAL;
+        }
         let mut out = vec![flags];
         for f in [&self.row, &self.column].into_iter().flatten() {
             f.encode_into(&mut out);
@@ -149,14 +292,15 @@ impl FileBlooms {
     pub(crate) fn decode(payload: &[u8]) -> Result<FileBlooms, BloomDefect> {
         let mut r = ByteReader::new(payload);
         let flags = r.u8().ok_or(BloomDefect::Empty)?;
-        if flags & !(FLAG_ROW | FLAG_COLUMN) != 0 {
+        if flags & !(FLAG_ROW | FLAG_COLUMN | FLAG_LOCAL) != 0 {
             return Err(BloomDefect::UnknownFlags(flags));
         }
+        let local = flags & FLAG_LOCAL != 0;
         let mut read = |bit: u8| -> Result<Option<BloomFilter>, BloomDefect> {
             if flags & bit == 0 {
                 return Ok(None);
             }
-            BloomFilter::decode(&mut r)
+            BloomFilter::decode(&mut r, local)
                 .map(Some)
                 .ok_or(BloomDefect::BadFilter)
         };
@@ -173,7 +317,7 @@ impl FileBlooms {
         [&self.row, &self.column]
             .into_iter()
             .flatten()
-            .map(|f| f.bits.capacity())
+            .map(BloomFilter::memory)
             .sum()
     }
 }
@@ -250,6 +394,77 @@ mod tests {
         assert!(rate < 0.02, "false-positive rate {rate}");
     }
 
+    /// Bits set in the filter's array.
+    fn set_bits(filter: &BloomFilter) -> Vec<usize> {
+        let mut bytes = Vec::new();
+        filter.encode_into(&mut bytes);
+        bytes[5..]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| {
+                (0..8)
+                    .filter(move |bit| b & (1 << bit) != 0)
+                    .map(move |bit| i * 8 + bit)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_hash_sets_bits_of_one_line_only() {
+        for seed in 0..200u64 {
+            let h = bloom_row_hash(&seed.to_be_bytes());
+            let filter = BloomFilter::build(&mut vec![h], 10_000);
+            let bits = set_bits(&filter);
+            assert!(!bits.is_empty() && bits.len() <= usize::from(filter.probes));
+            let line = bits[0] / (LINE_BYTES * 8);
+            assert!(
+                bits.iter().all(|b| b / (LINE_BYTES * 8) == line),
+                "{bits:?}"
+            );
+            assert!(filter.may_contain(h));
+        }
+    }
+
+    #[test]
+    fn classic_layout_files_are_still_read() {
+        let n = 20_000u32;
+        let row = |i: u32| bloom_row_hash(format!("row-{i}").as_bytes());
+        let mut hashes: Vec<u64> = (0..n).map(row).collect();
+        let classic = FileBlooms {
+            row: Some(BloomFilter::build_classic(&mut hashes, 10)),
+            column: None,
+        };
+        let bytes = classic.encode();
+        assert_eq!(
+            bytes[0], FLAG_ROW,
+            "no cache-local flag on a classic filter"
+        );
+        let decoded = FileBlooms::decode(&bytes).unwrap();
+        assert_eq!(decoded, classic);
+        let filter = decoded.row.unwrap();
+        assert!(!filter.is_local());
+        assert!((0..n).all(|i| filter.may_contain(row(i))));
+        let false_positives = (0..50_000u32)
+            .filter(|i| filter.may_contain(bloom_row_hash(format!("absent-{i}").as_bytes())))
+            .count();
+        assert!(false_positives < 1_000, "{false_positives} false positives");
+    }
+
+    #[test]
+    fn cache_local_filters_must_be_whole_lines() {
+        let mut payload = vec![FLAG_ROW | FLAG_LOCAL, 7];
+        payload.extend_from_slice(&100u32.to_le_bytes());
+        payload.extend_from_slice(&[0xFF; 100]);
+        assert_eq!(FileBlooms::decode(&payload), Err(BloomDefect::BadFilter));
+        let mut whole = vec![FLAG_ROW | FLAG_LOCAL, 7];
+        whole.extend_from_slice(&128u32.to_le_bytes());
+        whole.extend_from_slice(&[0xFF; 128]);
+        let blooms = FileBlooms::decode(&whole).unwrap();
+        assert!(blooms
+            .row
+            .is_some_and(|f| f.is_local() && f.may_contain(42)));
+    }
+
     #[test]
     fn duplicates_do_not_inflate_the_filter() {
         let mut once = vec![1u64, 2, 3];
@@ -284,8 +499,8 @@ mod tests {
             Err(BloomDefect::BadFilter)
         );
         assert_eq!(
-            FileBlooms::decode(&[0x04]),
-            Err(BloomDefect::UnknownFlags(4))
+            FileBlooms::decode(&[0x08]),
+            Err(BloomDefect::UnknownFlags(8))
         );
         assert_eq!(FileBlooms::decode(&[]), Err(BloomDefect::Empty));
         assert_eq!(
