@@ -1097,6 +1097,58 @@ mod tests {
         assert_eq!(stats.dropped_bytes, 0);
     }
 
+    /// The first segment of a run is created without preparation: after
+    /// EARLY_REQUEST_AFTER bytes its successor is prepared, and the log moves to
+    /// it as soon as it is ready instead of filling the unprepared file. A
+    /// prepared segment does not rotate early. Every record replays.
+    #[test]
+    fn an_unprepared_segment_gives_way_to_a_prepared_one_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            segment_size: 8 << 20,
+            async_flush_interval: Duration::from_secs(3600),
+            ..LogOptions::default()
+        };
+        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
+        let first = log.current_segment();
+        let body = vec![5u8; 1000];
+        let mut seq = 0u64;
+        let mut put = |log: &CommitLog| {
+            seq += 1;
+            let pos = log.append(1, seq, &body).unwrap();
+            log.sync(pos, Durability::Sync).unwrap();
+            (pos, seq)
+        };
+        let mut last = put(&log).0;
+        while last.offset() < prepare::EARLY_REQUEST_AFTER + 4096 {
+            last = put(&log).0;
+        }
+        assert_eq!(last.segment(), first, "the first segment is far from full");
+        wait_for_prepared(&log, first + 1);
+        let (moved, _) = put(&log);
+        assert_eq!(moved.segment(), first + 1, "moved to the prepared segment");
+        assert_eq!(log.shared.probe.prepared_used.load(Ordering::SeqCst), 1);
+        let first_len = std::fs::metadata(dir.path().join(segment_file_name(first)))
+            .unwrap()
+            .len();
+        assert!(
+            first_len < 2 << 20,
+            "first segment sealed at {first_len} bytes"
+        );
+        // Twice the early threshold into the prepared segment, below its half:
+        // it stays open.
+        let mut written = 0;
+        while last.offset() < 3 * prepare::EARLY_REQUEST_AFTER {
+            (last, written) = put(&log);
+        }
+        assert_eq!(last.segment(), first + 1);
+        log.close().unwrap();
+        let (records, stats) = replay_dir(dir.path());
+        assert_eq!(records.len() as u64, written);
+        assert!(records.iter().zip(1..).all(|(r, s)| r.seq == s));
+        assert_eq!(stats.dropped_bytes, 0);
+    }
+
     /// A prepared segment file left by a crash is removed when the log opens, and
     /// is not taken for a segment.
     #[test]

@@ -6,13 +6,19 @@
 //! commit's fdatasync flushes only data: the file's size and block map do not
 //! change, and the filesystem has no journal commit to wait for (a third faster or
 //! more per fsync on ext4). The writer asks for segment `n + 1` once segment `n`
-//! is half full and takes the file at rotation, if it is ready by then.
+//! is half full and takes the file at rotation, if it is ready by then. A segment
+//! that was not prepared (the first of each run, or one whose preparation was not
+//! ready in time) asks for its successor after [`EARLY_REQUEST_AFTER`] bytes
+//! already, and the log rotates to the successor as soon as [`Readiness`] says it
+//! is ready, so a run's synced writes do not pay for an unprepared file longer
+//! than it takes to prepare one.
 //! Must not: touch a segment that is in use (it only writes its own temporary
 //! file, which the writer renames into place) or decide when segments rotate.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -25,6 +31,48 @@ use crate::log::writer::{start_segment_file, IoProbe};
 
 /// Zeros written per call while preparing a segment.
 const ZERO_CHUNK: usize = 1 << 20;
+
+/// Bytes into a segment that was not prepared after which its successor is asked
+/// for (a segment that was prepared asks at half its size). Logs that write
+/// less, as most tests' do, never start the preparer.
+pub(crate) const EARLY_REQUEST_AFTER: u64 = 1 << 20;
+
+/// No segment (the value of [`Readiness`]' fields when there is none to name).
+const NO_SEGMENT: u64 = u64::MAX;
+
+/// What the log's append path may learn of the preparer and of the open segment
+/// without the I/O lock (which a group commit holds through its fsync).
+pub(crate) struct Readiness {
+    /// The prepared segment waiting to be taken.
+    ready: AtomicU64,
+    /// The open segment, when its file was created without preparation.
+    unprepared_open: AtomicU64,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Readiness {
+            ready: AtomicU64::new(NO_SEGMENT),
+            unprepared_open: AtomicU64::new(NO_SEGMENT),
+        }
+    }
+}
+
+impl Readiness {
+    /// True when segment `current` is open in a file that was not prepared and
+    /// its successor is prepared: rotating now moves the rest of the writes onto
+    /// the prepared file.
+    pub(crate) fn early_rotation_due(&self, current: u64) -> bool {
+        self.unprepared_open.load(Ordering::Acquire) == current
+            && self.ready.load(Ordering::Acquire) == current.saturating_add(1)
+    }
+
+    /// Notes that segment `number` is open, in a prepared file or not.
+    pub(crate) fn opened(&self, number: u64, prepared: bool) {
+        let value = if prepared { NO_SEGMENT } else { number };
+        self.unprepared_open.store(value, Ordering::Release);
+    }
+}
 
 /// A prepared segment file, positioned after its header.
 pub(crate) struct PreparedSegment {
@@ -52,6 +100,7 @@ struct Inner {
     run_first: u64,
     segment_size: u64,
     probe: Arc<IoProbe>,
+    readiness: Arc<Readiness>,
     slot: Mutex<Slot>,
     changed: Condvar,
 }
@@ -72,11 +121,17 @@ impl SegmentPreparer {
                 run_first,
                 segment_size,
                 probe,
+                readiness: Arc::new(Readiness::default()),
                 slot: Mutex::new(Slot::default()),
                 changed: Condvar::new(),
             }),
             thread: None,
         }
+    }
+
+    /// The readiness signal this preparer keeps up to date.
+    pub(crate) fn readiness(&self) -> Arc<Readiness> {
+        Arc::clone(&self.inner.readiness)
     }
 
     /// Asks for segment `number` to be prepared (a no-op if it already is, or is
@@ -113,7 +168,12 @@ impl SegmentPreparer {
             if slot.wanted.is_some_and(|wanted| wanted <= number) {
                 slot.wanted = None;
             }
-            slot.ready.take()?
+            let ready = slot.ready.take()?;
+            self.inner
+                .readiness
+                .ready
+                .store(NO_SEGMENT, Ordering::Release);
+            ready
         };
         if ready.number == number {
             return Some(ready);
@@ -139,6 +199,10 @@ impl SegmentPreparer {
             }
         }
         if let Some(ready) = self.inner.slot.lock().ready.take() {
+            self.inner
+                .readiness
+                .ready
+                .store(NO_SEGMENT, Ordering::Release);
             remove_quietly(&ready.path);
         }
     }
@@ -169,6 +233,7 @@ impl Inner {
             slot = self.slot.lock();
             match outcome {
                 Ok(prepared) if !slot.stopping && slot.wanted == Some(number) => {
+                    self.readiness.ready.store(number, Ordering::Release);
                     if let Some(old) = slot.ready.replace(prepared) {
                         remove_quietly(&old.path);
                     }

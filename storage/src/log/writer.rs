@@ -20,7 +20,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::log::direct::DirectTail;
-use crate::log::prepare::SegmentPreparer;
+use crate::log::prepare::{Readiness, SegmentPreparer, EARLY_REQUEST_AFTER};
 use crate::log::record::{PreparedRecord, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::log::segments::{segment_file_name, temp_file_name, SegmentSet};
 use crate::log::LogOptions;
@@ -185,6 +185,8 @@ struct OpenSegment {
     /// direct writes padded the last block with zeros; the zeros past `len` are cut
     /// off when the segment is sealed or the log closes.
     allocated: u64,
+    /// The file was prepared ahead of time.
+    prepared: bool,
 }
 
 /// Owns the segment files while they are written. Only the thread that holds the
@@ -226,6 +228,11 @@ impl SegmentWriter {
         Ok(writer)
     }
 
+    /// What the append path may know of segment preparation (see [`Readiness`]).
+    pub(crate) fn readiness(&self) -> Arc<Readiness> {
+        self.preparer.readiness()
+    }
+
     /// Creates a segment file: its header is written and fsynced under a temporary
     /// name, then the file is renamed into place and the directory fsynced, so a
     /// segment file never has a partial header. A prepared file is used when one
@@ -255,6 +262,7 @@ impl SegmentWriter {
         if was_prepared {
             self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
         }
+        self.preparer.readiness().opened(number, was_prepared);
         let direct = if self.direct_io {
             match DirectTail::open(&final_path, SEGMENT_HEADER_LEN as u64) {
                 Ok(direct) => {
@@ -280,6 +288,7 @@ impl SegmentWriter {
             direct,
             len: SEGMENT_HEADER_LEN as u64,
             allocated,
+            prepared: was_prepared,
         });
         Ok(())
     }
@@ -342,14 +351,17 @@ impl SegmentWriter {
     }
 
     /// Counts bytes written to the open segment, and asks for the next segment to
-    /// be prepared once this one is half full.
+    /// be prepared once this one is half full, or, when this one was not prepared,
+    /// after [`EARLY_REQUEST_AFTER`] bytes.
     fn wrote(&mut self, bytes: u64) {
         let Some(seg) = self.open.as_mut() else {
             return;
         };
         seg.len = seg.len.saturating_add(bytes);
         let next = seg.number.saturating_add(1);
-        if seg.len >= self.segment_size / 2 && self.requested != Some(next) {
+        let due =
+            seg.len >= self.segment_size / 2 || (!seg.prepared && seg.len >= EARLY_REQUEST_AFTER);
+        if due && self.requested != Some(next) {
             self.requested = Some(next);
             self.preparer.request(next);
         }
@@ -598,6 +610,8 @@ pub(crate) struct Shared {
     sync_waiters: AtomicUsize,
     bg_wake: Condvar,
     pub(crate) probe: Arc<IoProbe>,
+    /// Whether the open segment should give way to a prepared one early.
+    readiness: Arc<Readiness>,
 }
 
 impl Shared {
@@ -610,6 +624,7 @@ impl Shared {
         first_segment: u64,
         probe: Arc<IoProbe>,
     ) -> Self {
+        let readiness = writer.readiness();
         Shared {
             dir: dir.to_path_buf(),
             segment_size,
@@ -635,6 +650,7 @@ impl Shared {
             sync_waiters: AtomicUsize::new(0),
             bg_wake: Condvar::new(),
             probe,
+            readiness,
         }
     }
 
@@ -643,12 +659,23 @@ impl Shared {
         &self.dir
     }
 
-    /// Copies a record into the buffer, rotating first if the current segment is full.
+    /// Copies a record into the buffer, rotating first if the current segment is
+    /// full, or if it holds [`EARLY_REQUEST_AFTER`] bytes or more in a file that
+    /// was not prepared and the next segment's prepared file is ready.
     pub(crate) fn append(&self, record: &PreparedRecord<'_>) -> Result<LogPosition> {
         let len = record.encoded_len() as u64;
         let mut st = self.state.lock();
         st.check_accepting()?;
-        if st.segments.should_rotate(len, self.segment_size) {
+        // Only past the early request's threshold: a small segment fills the way
+        // it always did, at the same record whatever the preparer's timing.
+        let early = || {
+            st.segments.current_records() > 0
+                && st.segments.current_size() >= EARLY_REQUEST_AFTER
+                && self
+                    .readiness
+                    .early_rotation_due(st.segments.current_number())
+        };
+        if st.segments.should_rotate(len, self.segment_size) || early() {
             st.rotate()?;
         }
         let segment = st.segments.current_number();
