@@ -50,7 +50,8 @@ pub struct ServerOptions {
     /// that touch one row or a few and never wait on the network. A framed or
     /// unframed connection is served by an event loop until it makes a call not
     /// listed here (or one that ran slowly); from then on it has a thread of its
-    /// own. Default: none (every connection has its own thread).
+    /// own. Default: none (with no deferrable calls either, every connection has
+    /// its own thread).
     pub loop_calls: &'static [&'static str],
     /// Event-loop threads per server (0: every connection has its own thread).
     /// Default 2.
@@ -58,9 +59,10 @@ pub struct ServerOptions {
 }
 
 impl ServerOptions {
-    /// Whether framed and unframed connections start on an event loop.
+    /// Whether framed and unframed connections start on an event loop: there are
+    /// loops, and some call may run on one (a loop call or a deferrable one).
     pub(crate) fn serves_on_loops(&self) -> bool {
-        self.event_loops > 0 && !self.loop_calls.is_empty()
+        self.event_loops > 0 && !(self.loop_calls.is_empty() && self.deferrable_calls.is_empty())
     }
 }
 
@@ -112,5 +114,29 @@ mod tests {
         assert!(opts.loop_calls.is_empty());
         assert_eq!(opts.event_loops, 2);
         assert!(format!("{opts:?}").contains("max_frame_size"));
+    }
+
+    #[test]
+    fn connections_start_on_loops_when_some_call_may_run_there() {
+        let none = ServerOptions::default();
+        assert!(!none.serves_on_loops(), "no call may run on a loop");
+        let loop_calls = ServerOptions {
+            loop_calls: &["get"],
+            ..ServerOptions::default()
+        };
+        assert!(loop_calls.serves_on_loops());
+        let deferrable = ServerOptions {
+            deferrable_calls: &["mutateRow"],
+            ..ServerOptions::default()
+        };
+        assert!(
+            deferrable.serves_on_loops(),
+            "deferrable calls run on loops"
+        );
+        let no_loops = ServerOptions {
+            event_loops: 0,
+            ..loop_calls
+        };
+        assert!(!no_loops.serves_on_loops());
     }
 }
