@@ -95,22 +95,28 @@ fn local_positions(hash: u64, probes: u8) -> impl Iterator<Item = u64> {
     })
 }
 
+/// Removes duplicate hashes and returns the filter's size in bits (at least
+/// [`MIN_BITS`], at most what a u32 byte length can hold) and its probe count.
+fn dedup_and_size(hashes: &mut Vec<u64>, bits_per_key: u32) -> (u64, u8) {
+    hashes.sort_unstable();
+    hashes.dedup();
+    let bits_per_key = bits_per_key.max(1);
+    let wanted = (hashes.len() as u64)
+        .saturating_mul(u64::from(bits_per_key))
+        .clamp(MIN_BITS, u64::from(u32::MAX) * 8);
+    (wanted, probes_for(bits_per_key))
+}
+
 impl BloomFilter {
     /// A cache-local filter holding every hash in `hashes` (duplicates are
     /// removed first).
     pub(crate) fn build(hashes: &mut Vec<u64>, bits_per_key: u32) -> BloomFilter {
-        hashes.sort_unstable();
-        hashes.dedup();
-        let bits_per_key = bits_per_key.max(1);
-        let wanted = (hashes.len() as u64)
-            .saturating_mul(u64::from(bits_per_key))
-            .clamp(MIN_BITS, u64::from(u32::MAX) * 8);
-        // The byte length is stored as a u32, hence the upper clamp (a multiple
-        // of the line size, as the layout requires).
+        let (wanted, probes) = dedup_and_size(hashes, bits_per_key);
+        // A whole number of lines, as the layout requires, whose byte length
+        // still fits the u32 it is stored as.
         let lines = usize::try_from(wanted.div_ceil(LINE_BITS))
             .unwrap_or(usize::MAX)
             .min(u32::MAX as usize / LINE_BYTES);
-        let probes = probes_for(bits_per_key);
         let mut lines_bits = vec![Line([0; LINE_BYTES]); lines];
         for &h in hashes.iter() {
             if let Some(line) = lines_bits.get_mut(local_line(h, lines)) {
@@ -131,14 +137,8 @@ impl BloomFilter {
     /// before the cache-local layout hold; kept to test that they are still read).
     #[cfg(test)]
     fn build_classic(hashes: &mut Vec<u64>, bits_per_key: u32) -> BloomFilter {
-        hashes.sort_unstable();
-        hashes.dedup();
-        let bits_per_key = bits_per_key.max(1);
-        let wanted = (hashes.len() as u64)
-            .saturating_mul(u64::from(bits_per_key))
-            .clamp(MIN_BITS, u64::from(u32::MAX) * 8);
+        let (wanted, probes) = dedup_and_size(hashes, bits_per_key);
         let mut bits = vec![0u8; usize::try_from(wanted.div_ceil(8)).unwrap_or(u32::MAX as usize)];
-        let probes = probes_for(bits_per_key);
         let m = (bits.len() as u64) * 8;
         for &h in hashes.iter() {
             for bit in probe_positions(h, probes, m) {
