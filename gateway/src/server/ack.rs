@@ -23,7 +23,9 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex};
 use tabula_storage::deferred::{self, DeferredWrite};
 
+use crate::server::answer::{frame_prefix_len, set_frame_length};
 use crate::server::call::io_error_reply;
+use crate::server::detect::WireMode;
 use crate::server::wire::WireProtocol;
 
 /// A reply whose call deferred its writes' log sync.
@@ -43,8 +45,8 @@ pub(crate) struct FailureReply {
     pub(crate) protocol: WireProtocol,
     pub(crate) method: &'static str,
     pub(crate) seqid: i32,
-    /// Whether replies carry a 4-byte frame length.
-    pub(crate) framed: bool,
+    /// How the connection's replies are delimited.
+    pub(crate) mode: WireMode,
 }
 
 /// A connection's side of the hand-over.
@@ -383,15 +385,10 @@ fn acknowledge(batch: Vec<Handoff>) {
 /// The IOError answering `failure`'s call, framed as its replies are.
 fn failure_bytes(failure: &FailureReply, reason: &str) -> Option<Vec<u8>> {
     let message = format!("the commit log sync failed: {reason}");
-    let body = io_error_reply(failure.protocol, failure.method, failure.seqid, &message)?;
-    if !failure.framed {
-        return Some(body);
-    }
-    let len = u32::try_from(body.len()).ok()?;
-    let mut framed = Vec::with_capacity(body.len() + 4);
-    framed.extend_from_slice(&len.to_be_bytes());
-    framed.extend_from_slice(&body);
-    Some(framed)
+    let mut reply = io_error_reply(failure.protocol, failure.method, failure.seqid, &message)?;
+    reply.splice(0..0, std::iter::repeat_n(0, frame_prefix_len(failure.mode)));
+    set_frame_length(failure.mode, &mut reply).ok()?;
+    Some(reply)
 }
 
 #[cfg(test)]
@@ -455,8 +452,29 @@ mod tests {
             protocol: WireProtocol::Binary,
             method: "mutateRow",
             seqid: 1,
-            framed: false,
+            mode: WireMode {
+                transport: crate::server::detect::Transport::Unframed,
+                protocol: WireProtocol::Binary,
+            },
         }
+    }
+
+    #[test]
+    fn a_failed_sync_is_answered_as_the_connection_frames_its_replies() {
+        let unframed = failure_bytes(&failure(), "disk gone").expect("unframed reply");
+        let needle = b"the commit log sync failed: disk gone";
+        assert!(unframed.windows(needle.len()).any(|w| w == needle));
+        let framed_failure = FailureReply {
+            mode: WireMode {
+                transport: crate::server::detect::Transport::Framed,
+                protocol: WireProtocol::Binary,
+            },
+            ..failure()
+        };
+        let framed = failure_bytes(&framed_failure, "disk gone").expect("framed reply");
+        let (prefix, body) = framed.split_at(4);
+        assert_eq!(prefix, (unframed.len() as u32).to_be_bytes());
+        assert_eq!(body, unframed.as_slice());
     }
 
     #[test]

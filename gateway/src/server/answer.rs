@@ -125,7 +125,7 @@ impl CallSite<'_> {
                         protocol,
                         method,
                         seqid,
-                        framed: prefix > 0,
+                        mode: self.mode,
                     },
                     conn: Arc::clone(self.ack),
                 });
