@@ -382,6 +382,16 @@ mod tests {
         }
     }
 
+    /// Segments of `segment_size` bytes and no background flush within a test's
+    /// run: what reaches the disk is what the test syncs or the buffer pushes out.
+    fn quiet_opts(segment_size: u64) -> LogOptions {
+        LogOptions {
+            segment_size,
+            async_flush_interval: Duration::from_secs(3600),
+            ..LogOptions::default()
+        }
+    }
+
     fn payload(tablet: u64, seq: u64) -> Vec<u8> {
         format!("t{tablet}-s{seq}-{}", "p".repeat((seq % 97) as usize)).into_bytes()
     }
@@ -505,11 +515,7 @@ mod tests {
     #[test]
     fn mixed_syncs_under_rotation_all_return() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 4096,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(4096);
         let log = open_with_slow_fsyncs(dir.path(), opts, 300);
         const THREADS: u64 = 12;
         const WRITES: u64 = 150;
@@ -552,11 +558,7 @@ mod tests {
     #[test]
     fn short_batches_lose_no_wake_ups() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 1 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(1 << 20);
         let log = open_with_slow_fsyncs(dir.path(), opts, 0);
         const THREADS: u64 = 16;
         const WRITES: u64 = 1500;
@@ -601,11 +603,7 @@ mod tests {
         stuck: &str,
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 1 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(1 << 20);
         let log = open_with_slow_fsyncs(dir.path(), opts, fsync_micros);
         let faults = &log.shared.probe.faults;
         faults
@@ -684,11 +682,7 @@ mod tests {
     #[test]
     fn big_unsynced_volume_is_written_in_chunks() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 8 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(8 << 20);
         let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
         let record = vec![0xabu8; 64 << 10];
         for seq in 1..=400u64 {
@@ -975,9 +969,8 @@ mod tests {
         let run = |direct_io: bool| {
             let dir = tempfile::tempdir().unwrap();
             let opts = LogOptions {
-                segment_size: 64 * 1024,
-                async_flush_interval: Duration::from_secs(3600),
                 direct_io,
+                ..quiet_opts(64 * 1024)
             };
             let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
             let first = log.current_segment();
@@ -1029,11 +1022,7 @@ mod tests {
     #[test]
     fn prepared_segments_are_used_trimmed_and_replay_cleanly() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 64 * 1024,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(64 * 1024);
         let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
         let first = log.current_segment();
         let body = vec![7u8; 1000];
@@ -1104,11 +1093,7 @@ mod tests {
     #[test]
     fn an_unprepared_segment_gives_way_to_a_prepared_one_early() {
         let dir = tempfile::tempdir().unwrap();
-        let opts = LogOptions {
-            segment_size: 8 << 20,
-            async_flush_interval: Duration::from_secs(3600),
-            ..LogOptions::default()
-        };
+        let opts = quiet_opts(8 << 20);
         let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
         let first = log.current_segment();
         let body = vec![5u8; 1000];
