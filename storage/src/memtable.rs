@@ -1,18 +1,27 @@
 //! The memtable: a tablet's recent writes, sorted in memory.
 //!
-//! Owns: a concurrent skiplist of `(internal key, value)` with size accounting, a
-//! Bloom filter of the rows written (so a get of a row the memtable does not hold
-//! skips the skiplist search), and the [`KvIter`] cursor over it. A memtable is
-//! either active (accepting inserts) or frozen (waiting for its flush); the tablet
-//! decides which.
+//! Owns: a B-tree of `(internal key, value)` under a reader-writer lock, with size
+//! accounting, a Bloom filter of the rows written (so a get of a row the memtable
+//! does not hold skips the search), and the [`KvIter`] cursor over it. A memtable
+//! is either active (accepting inserts) or frozen (waiting for its flush); the
+//! tablet decides which.
 //! Must not: interpret keys, assign sequence numbers or touch the disk.
+//!
+//! Why a B-tree under a lock rather than a lock-free skiplist: a search of a
+//! skiplist of 55,000 entries visits about 32 nodes, each a likely cache miss (a
+//! quarter of the server's CPU in gets that found their row in a memtable, about
+//! 4.6 us each), where the B-tree visits about six nodes whose keys lie side by
+//! side. A writer holds the lock for one insert (about a microsecond); a reader
+//! holds it while it copies a few entries out (see [`MemtableIter`]); a flush
+//! iterates a frozen memtable, which no writer touches any more.
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use crossbeam_skiplist::SkipMap;
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::iter::KvIter;
@@ -21,7 +30,7 @@ use crate::memory::MemtableMemory;
 /// Bytes of bookkeeping charged per entry on top of key and value.
 const ENTRY_OVERHEAD: usize = 64;
 
-/// Most entries copied out of the skiplist per refill of an iterator.
+/// Most entries copied out of the memtable per refill of an iterator.
 const ITER_BATCH: usize = 32;
 /// Entries copied right after a seek: a point read needs one or two, so a seek copies
 /// few and each later refill copies four times more, up to [`ITER_BATCH`].
@@ -98,7 +107,7 @@ impl RowFilter {
 }
 
 /// A memtable key: the internal key with its first 16 bytes also held inline, as
-/// two big-endian integers, so that most comparisons of a skiplist search are
+/// two big-endian integers, so that most comparisons of a search are
 /// decided inside the node without following the pointer to the key's bytes (each
 /// such pointer is a likely cache miss).
 ///
@@ -145,7 +154,10 @@ impl PartialOrd for MemKey {
 /// A sorted in-memory table of internal keys.
 #[derive(Debug)]
 pub struct Memtable {
-    map: SkipMap<MemKey, Bytes>,
+    map: RwLock<BTreeMap<MemKey, Bytes>>,
+    /// Entries in `map`, readable without its lock (every get asks whether a
+    /// memtable is empty).
+    entries: AtomicUsize,
     size: AtomicUsize,
     max_seq: AtomicU64,
     /// Set before the first delete marker is inserted (the caller says which
@@ -190,7 +202,8 @@ impl Memtable {
 
     fn build(capacity_bytes: usize, gauge: Option<Arc<MemtableMemory>>) -> Self {
         Memtable {
-            map: SkipMap::new(),
+            map: RwLock::new(BTreeMap::new()),
+            entries: AtomicUsize::new(0),
             size: AtomicUsize::new(0),
             max_seq: AtomicU64::new(0),
             holds_markers: AtomicBool::new(false),
@@ -216,7 +229,9 @@ impl Memtable {
     /// the previous value (same coordinates, timestamp and sequence).
     pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
         let charge = key.len() + value.len() + ENTRY_OVERHEAD;
-        self.map.insert(MemKey::new(key), value);
+        if self.map.write().insert(MemKey::new(key), value).is_none() {
+            self.entries.fetch_add(1, Ordering::Release);
+        }
         self.size.fetch_add(charge, Ordering::Relaxed);
         if let Some(g) = &self.gauge {
             g.charge(charge);
@@ -255,23 +270,26 @@ impl Memtable {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.entries.load(Ordering::Acquire)
     }
 
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// The largest key, if any.
     pub fn last_key(&self) -> Option<Vec<u8>> {
-        self.map.back().map(|e| e.key().bytes.clone())
+        self.map
+            .read()
+            .last_key_value()
+            .map(|(k, _)| k.bytes.clone())
     }
 
     /// Calls `f` for every entry in key order (used by flushes).
     pub fn for_each(&self, mut f: impl FnMut(&[u8], &Bytes) -> Result<()>) -> Result<()> {
-        for e in self.map.iter() {
-            f(&e.key().bytes, e.value())?;
+        for (k, v) in self.map.read().iter() {
+            f(&k.bytes, v)?;
         }
         Ok(())
     }
@@ -290,9 +308,10 @@ impl Memtable {
 
 /// A cursor over a memtable.
 ///
-/// Entries are copied out of the skiplist a few at a time after a seek and up to a
-/// few dozen at a time when stepping on, so stepping costs a copy rather than a
-/// skiplist search while a point read copies little.
+/// Entries are copied out of the memtable a few at a time after a seek and up to
+/// a few dozen at a time when stepping on, each batch under one read lock, so
+/// stepping costs a copy rather than a search while a point read copies little,
+/// and no lock is held between calls.
 pub struct MemtableIter {
     table: Arc<Memtable>,
     batch: Vec<(Vec<u8>, Bytes)>,
@@ -307,13 +326,13 @@ impl MemtableIter {
     fn fill(&mut self, from: Bound<MemKey>) {
         self.batch.clear();
         self.pos = 0;
-        let range = self.table.map.range((from, Bound::Unbounded));
-        for e in range {
+        let map = self.table.map.read();
+        for (k, v) in map.range((from, Bound::Unbounded)) {
             if self.batch.len() == self.batch_size {
                 self.exhausted = false;
                 return;
             }
-            self.batch.push((e.key().bytes.clone(), e.value().clone()));
+            self.batch.push((k.bytes.clone(), v.clone()));
         }
         self.exhausted = true;
     }
@@ -332,8 +351,12 @@ impl KvIter for MemtableIter {
         self.pos = 0;
         self.exhausted = true;
         let target = MemKey::new(target.to_vec());
-        if let Some(e) = self.table.map.upper_bound(Bound::Excluded(&target)) {
-            self.batch.push((e.key().bytes.clone(), e.value().clone()));
+        let map = self.table.map.read();
+        if let Some((k, v)) = map
+            .range((Bound::Unbounded, Bound::Excluded(&target)))
+            .next_back()
+        {
+            self.batch.push((k.bytes.clone(), v.clone()));
             // Later `next` calls continue forward from here.
             self.exhausted = false;
         }
@@ -467,6 +490,53 @@ mod tests {
             false_positives < 3_000,
             "{false_positives} false positives in 100,000"
         );
+    }
+
+    /// Writers on several threads insert while a reader walks the memtable: every
+    /// walk sees strictly increasing keys, and afterwards every insert is there.
+    #[test]
+    fn concurrent_inserts_and_walks_stay_sorted_and_complete() {
+        let mt = Arc::new(Memtable::new());
+        let writers: Vec<_> = (0..4u32)
+            .map(|w| {
+                let mt = Arc::clone(&mt);
+                std::thread::spawn(move || {
+                    for i in 0..2_000u32 {
+                        let key = format!("row{:06}-{w}", (i * 7919) % 2_000).into_bytes();
+                        mt.insert(key, Bytes::from(vec![w as u8; 8]), u64::from(i));
+                    }
+                })
+            })
+            .collect();
+        let reader = {
+            let mt = Arc::clone(&mt);
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let mut it = mt.iter();
+                    it.seek(b"").unwrap();
+                    let mut last: Option<Vec<u8>> = None;
+                    while it.valid() {
+                        let k = it.key().to_vec();
+                        assert!(last.as_ref().is_none_or(|l| *l < k), "walk out of order");
+                        last = Some(k);
+                        it.next().unwrap();
+                    }
+                }
+            })
+        };
+        for w in writers {
+            w.join().unwrap();
+        }
+        reader.join().unwrap();
+        assert_eq!(mt.len(), 8_000);
+        let mut n = 0;
+        mt.for_each(|_, v| {
+            assert_eq!(v.len(), 8);
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 8_000);
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl Tablet {
         // Both hashes once per read, not once per source.
         let row_hash = row.map(|(r, _)| key::bloom_row_hash(r));
         // An empty memtable adds nothing but a cursor the merge must ask at every
-        // step, and one whose row filter rules the row out nothing but a skiplist
+        // step, and one whose row filter rules the row out nothing but a memtable
         // search. Callers take their snapshot before choosing sources, so writes it
         // takes later are past the snapshot anyway.
         let memtables = std::iter::once(&version.active).chain(version.frozen.iter().rev());

@@ -223,11 +223,12 @@ impl Tablet {
     ///
     /// Under the tablet's write lock the write takes its sequence number, appends
     /// its log record and registers with the active memtable (whose `max_seq` then
-    /// covers it); the skiplist insert itself runs after the lock is released, so
-    /// that writers of one tablet insert concurrently and a writer descheduled in
-    /// the middle of an insert holds no one up. A flush waits until every sequence
-    /// number up to its memtable's `max_seq` is published, and a write is published
-    /// only after its insert, so no flush misses an insert still in flight.
+    /// covers it); the memtable insert itself runs after the lock is released
+    /// (under the memtable's own lock, held for one insert at a time), so that the
+    /// next writer's sequence number and log append need not wait for it. A flush
+    /// waits until every sequence number up to its memtable's `max_seq` is
+    /// published, and a write is published only after its insert, so no flush
+    /// misses an insert still in flight.
     fn commit_now(
         &self,
         row: &[u8],
