@@ -15,13 +15,13 @@
 //! holds it while it copies a few entries out (see [`MemtableIter`]); a flush
 //! iterates a frozen memtable, which no writer touches any more.
 
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use parking_lot::RwLock;
-use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::iter::KvIter;
