@@ -121,7 +121,7 @@ const COUNTER_STRIPES: usize = 16;
 /// cache line), so concurrent hits do not pass one line back and forth between
 /// cores; reading sums the stripes.
 #[derive(Default)]
-struct StripedCounter {
+pub(crate) struct StripedCounter {
     stripes: [PaddedCounter; COUNTER_STRIPES],
 }
 
@@ -138,14 +138,14 @@ thread_local! {
 }
 
 impl StripedCounter {
-    fn add_one(&self) {
+    pub(crate) fn add_one(&self) {
         let i = STRIPE.with(|s| *s);
         if let Some(stripe) = self.stripes.get(i) {
             stripe.0.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    fn sum(&self) -> u64 {
+    pub(crate) fn sum(&self) -> u64 {
         self.stripes
             .iter()
             .map(|s| s.0.load(Ordering::Relaxed))

@@ -9,6 +9,7 @@
 //! [`crate::engine`] owns what tablets share).
 
 pub mod batch;
+mod cached_row;
 pub mod compact;
 pub mod flush;
 pub mod rmw;
