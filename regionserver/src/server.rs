@@ -122,8 +122,11 @@ impl TabletService for RegionServer {
     }
 
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {
-        let t = self.tablet(tablet)?;
-        Ok(t.get(row, read_options(spec)?)?)
+        self.engine
+            .with_tablet(tablet, |t| -> RsResult<Vec<Cell>> {
+                Ok(t.get(row, read_options(spec)?)?)
+            })
+            .map_err(|_| RsError::NotServing { tablet })?
     }
 
     fn mutate(&self, tablet: u64, mutation: &RowMutation, durability: Durability) -> RsResult<()> {

@@ -7,10 +7,10 @@
 //! cache bypass it; index and bloom blocks never live here).
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::sstable::Block;
+use crate::striped::StripedCounter;
 
 /// Bytes charged per cached block on top of its data (key, handle, bookkeeping).
 const ENTRY_OVERHEAD: usize = 96;
@@ -110,46 +110,6 @@ impl BlockCache {
             weighted_bytes: self.blocks.weighted_size(),
             capacity_bytes: self.capacity_bytes,
         }
-    }
-}
-
-/// Stripes of a [`StripedCounter`]: enough that the threads of a 2-16 core server
-/// rarely share one.
-const COUNTER_STRIPES: usize = 16;
-
-/// A counter bumped by many threads: each thread adds to its own stripe (its own
-/// cache line), so concurrent hits do not pass one line back and forth between
-/// cores; reading sums the stripes.
-#[derive(Default)]
-pub(crate) struct StripedCounter {
-    stripes: [PaddedCounter; COUNTER_STRIPES],
-}
-
-/// One stripe, alone on its cache lines.
-#[derive(Default)]
-#[repr(align(128))]
-struct PaddedCounter(AtomicU64);
-
-/// Hands each thread its stripe number in turn.
-static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % COUNTER_STRIPES;
-}
-
-impl StripedCounter {
-    pub(crate) fn add_one(&self) {
-        let i = STRIPE.with(|s| *s);
-        if let Some(stripe) = self.stripes.get(i) {
-            stripe.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    pub(crate) fn sum(&self) -> u64 {
-        self.stripes
-            .iter()
-            .map(|s| s.0.load(Ordering::Relaxed))
-            .fold(0u64, u64::wrapping_add)
     }
 }
 

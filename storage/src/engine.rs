@@ -461,6 +461,18 @@ impl Engine {
             .ok_or(Error::TabletNotOpen { tablet: id })
     }
 
+    /// Runs `f` on open tablet `id` without taking a reference to it (a get's
+    /// reference count would be one more cache line the threads serving gets
+    /// pass back and forth). `f` should be short: it holds a snapshot of the
+    /// table of open tablets.
+    pub fn with_tablet<R>(&self, id: u64, f: impl FnOnce(&Tablet) -> R) -> Result<R> {
+        let tablets = self.tablets.load();
+        let tablet = tablets
+            .get(&id)
+            .ok_or(Error::TabletNotOpen { tablet: id })?;
+        Ok(f(tablet))
+    }
+
     /// Every open tablet.
     pub fn tablets(&self) -> Vec<Arc<Tablet>> {
         self.tablets.load().values().cloned().collect()

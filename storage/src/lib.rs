@@ -35,6 +35,7 @@ pub mod recovery;
 pub mod scan_cache;
 pub mod schema;
 pub mod sstable;
+pub mod striped;
 pub mod tablet;
 pub mod types;
 

@@ -14,9 +14,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::cache::StripedCounter;
 use crate::error::Result;
 use crate::iter::KvIter;
+use crate::striped::StripedCounter;
 
 /// Bytes charged per cached row on top of its keys and values (key copy, vector
 /// headers, the cache's own bookkeeping).

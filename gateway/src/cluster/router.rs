@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use tabula_coordinator::catalog::{self, TabletLocation, META_TABLE};
 use tabula_coordinator::Coordinator;
 use tabula_regionserver::TabletService;
@@ -22,10 +23,17 @@ use crate::backend::{BackendError, BackendResult};
 /// out a reference count, not a copy of the location.
 type TableCache = BTreeMap<Bytes, Arc<TabletLocation>>;
 
+/// The location cache of every table: read without a lock on the per-call path
+/// (a lock's shared counter would be one more cache line the threads serving
+/// calls pass back and forth), replaced whole by each change.
+type LocationCache = HashMap<Bytes, Arc<TableCache>>;
+
 /// Locates tablets, with a cache.
 pub struct Router {
     coordinator: Arc<Coordinator>,
-    cache: RwLock<HashMap<Bytes, TableCache>>,
+    cache: ArcSwap<LocationCache>,
+    /// Serializes the changes of `cache` (each copies the table it changes).
+    cache_changes: Mutex<()>,
     meta_cache: RwLock<TableCache>,
 }
 
@@ -41,7 +49,8 @@ impl Router {
     pub fn new(coordinator: Arc<Coordinator>) -> Self {
         Router {
             coordinator,
-            cache: RwLock::new(HashMap::new()),
+            cache: ArcSwap::from_pointee(HashMap::new()),
+            cache_changes: Mutex::new(()),
             meta_cache: RwLock::new(BTreeMap::new()),
         }
     }
@@ -95,7 +104,7 @@ impl Router {
     /// passed between the cores).
     pub fn route(&self, table: &[u8], row: &[u8]) -> BackendResult<(u64, &dyn TabletService)> {
         let hit = {
-            let cache = self.cache.read();
+            let cache = self.cache.load();
             cache.get(table).and_then(|c| {
                 Self::cached_ref(c, row).map(|l| (l.tablet_id, self.server_ref(&l.server)))
             })
@@ -121,7 +130,7 @@ impl Router {
     pub fn locate(&self, table: &[u8], row: &[u8]) -> BackendResult<Arc<TabletLocation>> {
         if let Some(l) = self
             .cache
-            .read()
+            .load()
             .get(table)
             .and_then(|c| Self::cached(c, row))
         {
@@ -141,7 +150,7 @@ impl Router {
     /// The tablet of `table` whose end row is `end` (the tablet before the one
     /// starting at `end`), for reverse scans.
     pub fn locate_ending_at(&self, table: &[u8], end: &[u8]) -> BackendResult<Arc<TabletLocation>> {
-        if let Some(c) = self.cache.read().get(table) {
+        if let Some(c) = self.cache.load().get(table) {
             if let Some(l) = c.values().find(|l| l.end_row.as_ref() == end) {
                 return Ok(Arc::clone(l));
             }
@@ -180,11 +189,9 @@ impl Router {
                         return Err(io(format!("tablet {} is not assigned", loc.tablet_id)));
                     }
                     let loc = Arc::new(loc);
-                    self.cache
-                        .write()
-                        .entry(Bytes::copy_from_slice(table))
-                        .or_default()
-                        .insert(loc.start_row.clone(), Arc::clone(&loc));
+                    self.change_table_cache(table, |c| {
+                        c.insert(loc.start_row.clone(), Arc::clone(&loc));
+                    });
                     return Ok(loc);
                 }
                 Err(e) if attempt < 2 => {
@@ -199,22 +206,47 @@ impl Router {
 
     /// Forgets a cached location (the tablet moved or split).
     pub fn invalidate(&self, table: &[u8], loc: &TabletLocation) {
-        if let Some(c) = self.cache.write().get_mut(table) {
+        self.change_cached_table(table, |c| {
             c.remove(&loc.start_row);
             c.retain(|_, l| l.tablet_id != loc.tablet_id);
-        }
+        });
     }
 
     /// Forgets every cached location of tablet `tablet_id` of `table` (it moved,
     /// or split: the parent's neighbours stay valid but its range is stale).
     pub fn invalidate_tablet(&self, table: &[u8], tablet_id: u64) {
-        if let Some(c) = self.cache.write().get_mut(table) {
-            c.retain(|_, l| l.tablet_id != tablet_id);
-        }
+        self.change_cached_table(table, |c| c.retain(|_, l| l.tablet_id != tablet_id));
     }
 
     /// Forgets every cached location of a table (dropped, disabled, truncated).
     pub fn forget_table(&self, table: &[u8]) {
-        self.cache.write().remove(table);
+        let _changing = self.cache_changes.lock();
+        if self.cache.load().contains_key(table) {
+            let mut next = LocationCache::clone(&self.cache.load());
+            next.remove(table);
+            self.cache.store(Arc::new(next));
+        }
+    }
+
+    /// Applies `change` to a copy of `table`'s cached locations (empty if none are
+    /// cached) and publishes it.
+    fn change_table_cache(&self, table: &[u8], change: impl FnOnce(&mut TableCache)) {
+        let _changing = self.cache_changes.lock();
+        let current = self.cache.load_full();
+        let mut locations = current
+            .get(table)
+            .map(|c| TableCache::clone(c))
+            .unwrap_or_default();
+        change(&mut locations);
+        let mut next = LocationCache::clone(&current);
+        next.insert(Bytes::copy_from_slice(table), Arc::new(locations));
+        self.cache.store(Arc::new(next));
+    }
+
+    /// Like [`Router::change_table_cache`], for a table with cached locations only.
+    fn change_cached_table(&self, table: &[u8], change: impl FnOnce(&mut TableCache)) {
+        if self.cache.load().contains_key(table) {
+            self.change_table_cache(table, change);
+        }
     }
 }

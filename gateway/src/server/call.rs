@@ -114,10 +114,12 @@ impl Dispatcher {
         runtime: &tokio::runtime::Handle,
         output: &mut Vec<u8>,
     ) -> Result<bool, CallError> {
-        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+        // A borrowed permit: cloning the semaphore's `Arc` would bump its shared
+        // reference count on every call.
+        let permit = match self.permits.try_acquire() {
             Ok(p) => p,
             Err(tokio::sync::TryAcquireError::NoPermits) => runtime
-                .block_on(Arc::clone(&self.permits).acquire_owned())
+                .block_on(self.permits.acquire())
                 .map_err(|_| CallError::Closed)?,
             Err(tokio::sync::TryAcquireError::Closed) => return Err(CallError::Closed),
         };

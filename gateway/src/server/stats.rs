@@ -5,6 +5,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tabula_storage::striped::StripedCounter;
+
 use crate::server::detect::{Transport, WireMode};
 use crate::server::wire::WireProtocol;
 
@@ -13,9 +15,12 @@ use crate::server::wire::WireProtocol;
 pub struct ServerStats {
     connections_open: AtomicU64,
     connections_total: AtomicU64,
-    calls_in_flight: AtomicU64,
-    calls_total: AtomicU64,
-    calls_failed: AtomicU64,
+    /// Bumped by every call on its thread's stripe (a shared counter would be a
+    /// cache line the threads serving calls pass back and forth twice a call);
+    /// calls in flight are the started ones not yet finished.
+    calls_started: StripedCounter,
+    calls_finished: StripedCounter,
+    calls_failed: StripedCounter,
     malformed_messages: AtomicU64,
     oversized_messages: AtomicU64,
     unrecognized_connections: AtomicU64,
@@ -85,9 +90,9 @@ impl ServerStats {
         StatsSnapshot {
             connections_open: load(&self.connections_open),
             connections_total: load(&self.connections_total),
-            calls_in_flight: load(&self.calls_in_flight),
-            calls_total: load(&self.calls_total),
-            calls_failed: load(&self.calls_failed),
+            calls_in_flight: self.calls_in_flight(),
+            calls_total: self.calls_started.sum(),
+            calls_failed: self.calls_failed.sum(),
             malformed_messages: load(&self.malformed_messages),
             oversized_messages: load(&self.oversized_messages),
             unrecognized_connections: load(&self.unrecognized_connections),
@@ -126,16 +131,22 @@ impl ServerStats {
     }
 
     pub(crate) fn call_started(&self) {
-        bump(&self.calls_total);
-        bump(&self.calls_in_flight);
+        self.calls_started.add_one();
     }
 
     pub(crate) fn call_finished(&self) {
-        drop_one(&self.calls_in_flight);
+        self.calls_finished.add_one();
     }
 
     pub(crate) fn call_failed(&self) {
-        bump(&self.calls_failed);
+        self.calls_failed.add_one();
+    }
+
+    /// Calls started and not finished. Finished is read first: a call finishing
+    /// between the two reads is then counted as in flight, never below zero.
+    fn calls_in_flight(&self) -> u64 {
+        let finished = self.calls_finished.sum();
+        self.calls_started.sum().saturating_sub(finished)
     }
 
     pub(crate) fn malformed_message(&self) {

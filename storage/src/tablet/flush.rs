@@ -150,17 +150,22 @@ impl Tablet {
         next_state.files = files.iter().map(|f| f.entry.clone()).collect();
         manifest::store(&self.dir, &next_state)?;
         *m = next_state;
-        let mut guard = self.version.write();
+        let _replacing = self.version_lock.lock();
+        let current = self.version.load_full();
         let frozen = match flushed {
-            Some(mem) => guard
+            Some(mem) => current
                 .frozen
                 .iter()
                 .filter(|f| !Arc::ptr_eq(f, mem))
                 .cloned()
                 .collect(),
-            None => guard.frozen.clone(),
+            None => current.frozen.clone(),
         };
-        *guard = Arc::new(Version::new(Arc::clone(&guard.active), frozen, files));
+        self.version.store(Arc::new(Version::new(
+            Arc::clone(&current.active),
+            frozen,
+            files,
+        )));
         Ok(())
     }
 }

@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 
 use crate::engine::Shared;
 use crate::error::{Error, Result};
@@ -234,10 +235,17 @@ pub struct Tablet {
     id: u64,
     dir: PathBuf,
     shared: Arc<Shared>,
-    schema: RwLock<Arc<TableSchema>>,
+    /// Read without a lock or a reference count on the get path (readers on
+    /// several threads would otherwise pass the lock's and the count's cache lines
+    /// back and forth); replaced whole.
+    schema: ArcSwap<TableSchema>,
     start_row: Bytes,
     end_row: Bytes,
-    version: RwLock<Arc<Version>>,
+    /// Read like the schema; replaced whole under `version_lock`.
+    version: ArcSwap<Version>,
+    /// Serializes the read-modify-write replacements of `version` (a freeze under
+    /// the write lock, a flush or compaction under the manifest lock).
+    version_lock: Mutex<()>,
     /// Serializes sequence assignment, log append and memtable insert.
     write_lock: Mutex<()>,
     mvcc: Arc<Mvcc>,
@@ -267,10 +275,11 @@ impl Tablet {
             id: manifest.tablet_id,
             dir,
             shared,
-            schema: RwLock::new(Arc::new(schema)),
+            schema: ArcSwap::from_pointee(schema),
             start_row: manifest.start_row.clone(),
             end_row: manifest.end_row.clone(),
-            version: RwLock::new(Arc::new(Version::new(active, Vec::new(), files))),
+            version: ArcSwap::from_pointee(Version::new(active, Vec::new(), files)),
+            version_lock: Mutex::new(()),
             write_lock: Mutex::new(()),
             mvcc: Arc::new(Mvcc::new(last_seq)),
             row_locks: RowLocks::new(1024),
@@ -310,18 +319,28 @@ impl Tablet {
 
     /// The current schema.
     pub fn schema(&self) -> Arc<TableSchema> {
-        Arc::clone(&self.schema.read())
+        self.schema.load_full()
+    }
+
+    /// The current schema, borrowed for a short read (no reference count taken).
+    pub(crate) fn schema_guard(&self) -> arc_swap::Guard<Arc<TableSchema>> {
+        self.schema.load()
     }
 
     /// Replaces the schema (families added, removed or changed). Data of removed
     /// families stays on disk until the next major compaction but is never read.
     pub fn set_schema(&self, schema: TableSchema) {
-        *self.schema.write() = Arc::new(schema);
+        self.schema.store(Arc::new(schema));
     }
 
     /// The current version (memtables and files).
     pub fn version(&self) -> Arc<Version> {
-        Arc::clone(&self.version.read())
+        self.version.load_full()
+    }
+
+    /// The current version, borrowed for a short read (no reference count taken).
+    pub(crate) fn version_guard(&self) -> arc_swap::Guard<Arc<Version>> {
+        self.version.load()
     }
 
     /// True once closed.

@@ -168,7 +168,7 @@ impl Tablet {
         snapshot: u64,
         filter: Option<&mut (dyn Filter + 'static)>,
     ) -> Result<Vec<Cell>> {
-        let version = self.version();
+        let version = self.version_guard();
         let row_key = key::row_start(row);
         let mut sources = self.sources(&version, plan, Some((row, &row_key)));
         // Without delete markers in any source, an as-of read of one column has
@@ -216,7 +216,7 @@ impl Tablet {
         if !self.contains_row(row) {
             return Err(crate::error::Error::RowOutOfRange { tablet: self.id });
         }
-        let plan = ReadPlan::compile(&self.schema(), &opts, self.shared.now_ms())?;
+        let plan = ReadPlan::compile(&self.schema_guard(), &opts, self.shared.now_ms())?;
         let snapshot = self.mvcc.read_point();
         let mut filter = opts.filter.take();
         if let Some(f) = filter.as_deref_mut() {

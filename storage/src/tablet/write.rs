@@ -252,7 +252,7 @@ impl Tablet {
                 }
             };
             let (memtable, full) = {
-                let version = self.version.read();
+                let version = self.version_guard();
                 let memtable = Arc::clone(&version.active);
                 memtable.note_seq(seq);
                 let full = memtable.approximate_size() >= self.shared.opts.memtable_size;
@@ -322,16 +322,17 @@ impl Tablet {
 
     /// Freezes with the write lock held.
     pub(crate) fn freeze_locked(&self) -> bool {
-        let mut guard = self.version.write();
-        if guard.active.is_empty() {
+        let replacing = self.version_lock.lock();
+        let current = self.version.load_full();
+        if current.active.is_empty() {
             return false;
         }
-        let mut frozen = guard.frozen.clone();
-        frozen.push(std::sync::Arc::clone(&guard.active));
-        *guard = std::sync::Arc::new(
-            guard.with_memtables(std::sync::Arc::new(self.shared.new_memtable()), frozen),
-        );
-        drop(guard);
+        let mut frozen = current.frozen.clone();
+        frozen.push(std::sync::Arc::clone(&current.active));
+        self.version.store(std::sync::Arc::new(
+            current.with_memtables(std::sync::Arc::new(self.shared.new_memtable()), frozen),
+        ));
+        drop(replacing);
         self.shared.request_flush(self.id);
         true
     }
@@ -341,10 +342,10 @@ impl Tablet {
         !self.shared.memtable_memory.over_limit() && self.frozen_memtables() < MAX_FROZEN_MEMTABLES
     }
 
-    /// Frozen memtables waiting for their flush (read under the version lock, without
-    /// taking a reference to the version).
+    /// Frozen memtables waiting for their flush (read without taking a reference to
+    /// the version).
     fn frozen_memtables(&self) -> usize {
-        self.version.read().frozen.len()
+        self.version_guard().frozen.len()
     }
 
     /// Blocks while too many frozen memtables of this tablet wait for their flush, or
