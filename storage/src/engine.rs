@@ -1,6 +1,6 @@
 //! The engine: what every tablet of one server shares.
 //!
-//! Owns: the server's single commit log, the block and scan caches, the registry of open
+//! Owns: the server's single commit log, the block cache, the registry of open
 //! tablets, background flush and compaction workers, memory accounting across
 //! tablets, and recovery: at start-up the previous log is split into per-tablet
 //! "recovered edits" files that each tablet replays when it is opened (the same
@@ -26,7 +26,6 @@ use crate::memory::MemtableMemory;
 use crate::memtable::Memtable;
 use crate::readers::ReaderRegistry;
 use crate::recovery;
-use crate::scan_cache::ScanCache;
 use crate::tablet::{Tablet, TabletDescriptor, TabletFile};
 use crate::types::{Durability, RowMutation};
 
@@ -50,8 +49,8 @@ pub struct EngineOptions {
     pub data_dir: PathBuf,
     /// This server's commit log directory (default `<data_dir>/log`).
     pub log_dir: Option<PathBuf>,
-    /// Memory the engine may use: half goes to memtables, a quarter to the block
-    /// cache, an eighth to the scan cache.
+    /// Memory the engine may use: a quarter goes to the block cache, half to
+    /// memtables.
     pub memory_budget: u64,
     /// A tablet's memtable is frozen and flushed at this size.
     pub memtable_size: usize,
@@ -151,8 +150,6 @@ pub struct Shared {
     pub(crate) opts: EngineOptions,
     pub(crate) log: CommitLog,
     pub(crate) cache: Arc<BlockCache>,
-    /// Rows gets read from SSTables, by file and row.
-    pub(crate) scan_cache: Arc<ScanCache>,
     /// Bytes held by all memtables; writers stall above the memtable budget.
     pub(crate) memtable_memory: Arc<MemtableMemory>,
     tablets_root: PathBuf,
@@ -259,13 +256,11 @@ impl Engine {
         recovery::split_segments(&old_segments, &tablets_root)?;
         log.delete_replayed(&old_segments)?;
         let cache = Arc::new(BlockCache::new(opts.memory_budget / 4));
-        let scan_cache = Arc::new(ScanCache::new(opts.memory_budget / 8));
         let memtable_memory = Arc::new(MemtableMemory::new(memtable_budget(&opts)));
         let shared = Arc::new(Shared {
             opts,
             log,
             cache,
-            scan_cache,
             memtable_memory,
             tablets_root,
             file_ids: AtomicU64::new(1),
@@ -349,11 +344,6 @@ impl Engine {
     /// The shared block cache.
     pub fn block_cache(&self) -> &Arc<BlockCache> {
         &self.shared.cache
-    }
-
-    /// The scan cache: rows gets read from SSTables.
-    pub fn scan_cache(&self) -> &Arc<ScanCache> {
-        &self.shared.scan_cache
     }
 
     /// Opens a tablet: its manifest (created if new), its files, and any recovered

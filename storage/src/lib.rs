@@ -32,7 +32,6 @@ mod prefetch;
 pub mod read;
 mod readers;
 pub mod recovery;
-pub mod scan_cache;
 pub mod schema;
 pub mod sstable;
 pub mod striped;

@@ -56,11 +56,6 @@ impl RocksStore {
                 opts.set_compression_options(ZSTD_WINDOW_BITS, ZSTD_LEVEL, 0, 0);
             }
         }
-        // Tabula's engine keeps rows gets read in a scan cache half the block
-        // cache's size; RocksDB gets a row cache of that size.
-        let row_cache =
-            Cache::new_lru_cache(usize::try_from(s.cache_bytes / 2).unwrap_or(usize::MAX));
-        opts.set_row_cache(&row_cache);
         let db = DB::open(&opts, dir)?;
         let logged = WriteOptions::default();
         let mut synced = WriteOptions::default();

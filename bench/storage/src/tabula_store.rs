@@ -32,8 +32,7 @@ impl TabulaStore {
     /// Opens (or reopens) the engine rooted at `dir`.
     pub fn open(dir: &Path, s: &StoreSettings) -> BenchResult<Self> {
         let mut opts = EngineOptions::new(dir);
-        // The engine gives a quarter of its budget to the block cache and an
-        // eighth to the scan cache (RocksDB gets a row cache of that size).
+        // The engine gives a quarter of its budget to the block cache.
         opts.memory_budget = s.cache_bytes.saturating_mul(4);
         opts.memtable_size = s.memtable_bytes;
         opts.block_size = s.block_size;

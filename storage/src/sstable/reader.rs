@@ -157,12 +157,6 @@ impl SstReader {
         &self.path
     }
 
-    /// True when the file's blocks go through the block cache (its family caches
-    /// blocks).
-    pub fn uses_block_cache(&self) -> bool {
-        self.cache.is_some()
-    }
-
     /// The id the file was opened under.
     pub fn file_id(&self) -> u64 {
         self.file_id

@@ -9,7 +9,6 @@
 //! [`crate::engine`] owns what tablets share).
 
 pub mod batch;
-mod cached_row;
 pub mod compact;
 pub mod flush;
 pub mod rmw;

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::cached_row::CachedRowCursor;
 use super::{Tablet, Version};
 use crate::error::Result;
 use crate::filter::{Filter, RowVerdict};
@@ -119,37 +118,14 @@ impl Tablet {
                     continue;
                 };
                 let meta = f.reader.meta();
-                if !may_matter_to(meta, fam) {
-                    continue;
-                }
-                // A row the scan cache holds needs neither the filters nor a block
-                // search. Files read through row bounds (shared by split daughters
-                // under one id) and families without a block cache do not use it.
-                let scan_cache = &self.shared.scan_cache;
-                let cacheable = scan_cache.enabled()
-                    && f.reader.uses_block_cache()
-                    && f.entry.bound_start.is_empty()
-                    && f.entry.bound_end.is_empty();
-                let cached = cacheable
-                    .then(|| scan_cache.get(f.reader.file_id(), row_key))
-                    .flatten();
-                let keep = cached.is_some()
-                    || (row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
-                        && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch)));
+                let keep = may_matter_to(meta, fam)
+                    && row_hash.is_none_or(|rh| f.reader.may_contain_row_hash(rh))
+                    && column_hash.is_none_or(|ch| f.reader.may_contain_column_hash(ch));
                 if !keep {
                     continue;
                 }
                 may_hold_markers |= meta.delete_count > 0;
-                if cacheable {
-                    out.push(Box::new(CachedRowCursor::new(
-                        Arc::clone(scan_cache),
-                        Arc::clone(f),
-                        row_key,
-                        cached,
-                    )));
-                } else {
-                    out.push(f.cursor(true));
-                }
+                out.push(f.cursor(true));
                 newest.push(meta.max_timestamp);
             }
         }
