@@ -221,8 +221,9 @@ impl Router {
     /// Forgets every cached location of a table (dropped, disabled, truncated).
     pub fn forget_table(&self, table: &[u8]) {
         let _changing = self.cache_changes.lock();
-        if self.cache.load().contains_key(table) {
-            let mut next = LocationCache::clone(&self.cache.load());
+        let current = self.cache.load_full();
+        if current.contains_key(table) {
+            let mut next = LocationCache::clone(&current);
             next.remove(table);
             self.cache.store(Arc::new(next));
         }
