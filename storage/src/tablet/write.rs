@@ -266,9 +266,7 @@ impl Tablet {
             (seq, log, memtable)
         };
         memtable.note_row(crate::key::bloom_row_hash(row));
-        for e in entries {
-            insert_entry(&memtable, row, e, seq);
-        }
+        insert_entries(&memtable, row, entries, seq);
         Ok(PendingWrite { seq, log })
     }
 
@@ -309,9 +307,7 @@ impl Tablet {
     pub(crate) fn apply_replayed(&self, row: &[u8], entries: &[Entry], seq: u64) {
         let version = self.version();
         version.active.note_row(crate::key::bloom_row_hash(row));
-        for e in entries {
-            insert_entry(&version.active, row, e, seq);
-        }
+        insert_entries(&version.active, row, entries, seq);
     }
 
     /// Freezes the active memtable if it holds anything; returns whether it did.
@@ -381,14 +377,15 @@ impl Tablet {
     }
 }
 
-/// Inserts one resolved entry of `row` into a memtable, telling it which entries
-/// are delete markers.
-fn insert_entry(memtable: &Memtable, row: &[u8], e: &Entry, seq: u64) {
-    if e.kind.is_delete() {
-        memtable.insert_marker(e.key(row, seq), e.value.clone(), seq);
-    } else {
-        memtable.insert(e.key(row, seq), e.value.clone(), seq);
-    }
+/// Inserts the resolved entries of one row's write into `memtable` in one go,
+/// telling it whether any is a delete marker.
+fn insert_entries(memtable: &Memtable, row: &[u8], entries: &[Entry], seq: u64) {
+    let markers = entries.iter().any(|e| e.kind.is_delete());
+    let keyed = entries
+        .iter()
+        .map(|e| (e.key(row, seq), e.value.clone()))
+        .collect();
+    memtable.insert_row(keyed, seq, markers);
 }
 
 #[cfg(test)]
