@@ -1104,21 +1104,25 @@ mod tests {
             log.sync(pos, Durability::Sync).unwrap();
             (pos, seq)
         };
+        // Past the threshold the successor is asked for, and the log moves to it
+        // as soon as it is ready: within the next few writes on a fast disk, so
+        // the loop stops at the move or a little past the threshold.
         let mut last = put(&log).0;
-        while last.offset() < prepare::EARLY_REQUEST_AFTER + 4096 {
+        while last.segment() == first && last.offset() < prepare::EARLY_REQUEST_AFTER + 4096 {
             last = put(&log).0;
         }
-        assert_eq!(last.segment(), first, "the first segment is far from full");
-        wait_for_prepared(&log, first + 1);
-        let (moved, _) = put(&log);
-        assert_eq!(moved.segment(), first + 1, "moved to the prepared segment");
+        if last.segment() == first {
+            wait_for_prepared(&log, first + 1);
+            last = put(&log).0;
+        }
+        assert_eq!(last.segment(), first + 1, "moved to the prepared segment");
         assert_eq!(log.shared.probe.prepared_used.load(Ordering::SeqCst), 1);
         let first_len = std::fs::metadata(dir.path().join(segment_file_name(first)))
             .unwrap()
             .len();
         assert!(
-            first_len < 2 << 20,
-            "first segment sealed at {first_len} bytes"
+            (prepare::EARLY_REQUEST_AFTER..2 << 20).contains(&first_len),
+            "first segment sealed at {first_len} bytes: not before the threshold, far from full"
         );
         // Twice the early threshold into the prepared segment, below its half:
         // it stays open.
