@@ -226,24 +226,18 @@ impl Memtable {
         self.rows.may_contain(row_hash)
     }
 
-    /// Inserts an entry written with sequence number `seq`. An identical key replaces
-    /// the previous value (same coordinates, timestamp and sequence).
+    /// Inserts one entry (not a delete marker) written with sequence number `seq`;
+    /// see [`Memtable::insert_row`].
     pub fn insert(&self, key: Vec<u8>, value: Bytes, seq: u64) {
-        let charge = key.len() + value.len() + ENTRY_OVERHEAD;
-        if self.map.write().insert(MemKey::new(key), value).is_none() {
-            self.entries.fetch_add(1, Ordering::Release);
-        }
-        self.size.fetch_add(charge, Ordering::Relaxed);
-        if let Some(g) = &self.gauge {
-            g.charge(charge);
-        }
-        self.max_seq.fetch_max(seq, Ordering::AcqRel);
+        self.insert_row(vec![(key, value)], seq, false);
     }
 
     /// Inserts the entries of one write, all with sequence number `seq`, under one
     /// hold of the tree's lock and one update of each counter (a row of several
     /// cells would otherwise take the lock and the engine-wide gauge once per cell).
-    /// `markers` must be true when any entry is a delete marker.
+    /// An identical key replaces the previous value (same coordinates, timestamp
+    /// and sequence). `markers` must be true when any entry is a delete marker;
+    /// from then on [`Memtable::holds_markers`] is true.
     pub fn insert_row(&self, entries: Vec<(Vec<u8>, Bytes)>, seq: u64, markers: bool) {
         if markers {
             // Set first: a reader whose snapshot covers this write sees the flag.
@@ -272,14 +266,6 @@ impl Memtable {
     /// entries are: from then on [`Memtable::max_seq`] covers it.
     pub fn note_seq(&self, seq: u64) {
         self.max_seq.fetch_max(seq, Ordering::AcqRel);
-    }
-
-    /// Inserts a delete marker (see [`Memtable::insert`]); from then on
-    /// [`Memtable::holds_markers`] is true.
-    pub fn insert_marker(&self, key: Vec<u8>, value: Bytes, seq: u64) {
-        // Set first: a reader whose snapshot covers this write sees the flag.
-        self.holds_markers.store(true, Ordering::Release);
-        self.insert(key, value, seq);
     }
 
     /// True once a delete marker was inserted.
