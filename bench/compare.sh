@@ -16,8 +16,11 @@
 # MEMORY_BUDGET_MB (1024, the
 # servers of the bigtable, versions and scale sections), CACHED_BUDGET_MB (6144, the
 # servers of the ceiling and redis sections: a budget whose block cache, a quarter of
-# it, holds the RECORDS rows, as Redis holds them in memory), OUT (results directory,
-# default bench/results/<UTC date-time>).
+# it, holds the RECORDS rows, as Redis holds them in memory), CLIENT_SCHED (batch,
+# the scheduling policy of both load generators, tabula bench and redis-benchmark:
+# under SCHED_BATCH a woken client does not preempt the server thread that woke it,
+# as a client on another machine never takes the server's cores; "normal" for the
+# default policy), OUT (results directory, default bench/results/<UTC date-time>).
 #
 # Every run appends a JSON line to $OUT/runs.jsonl (redis-benchmark's CSV goes to
 # $OUT/redis-*.csv); at the end bench/summarize.py prints the comparison tables with
@@ -32,6 +35,7 @@ VALUE_SIZE="${VALUE_SIZE:-1000}"
 SCALE_ROWS="${SCALE_ROWS:-1000000 10000000}"
 MEMORY_BUDGET_MB="${MEMORY_BUDGET_MB:-1024}"
 CACHED_BUDGET_MB="${CACHED_BUDGET_MB:-6144}"
+CLIENT_SCHED="${CLIENT_SCHED:-batch}"
 OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 
 sections=("$@")
@@ -102,7 +106,8 @@ bench() {
     local tmp="$work/bench.jsonl"
     rm -f "$tmp"
     "$bin" bench --addr "$server_addr" --server-pid "$server_pid" --connections "$CONNECTIONS" \
-        --value-size "$VALUE_SIZE" --json "$tmp" --plot-dir "$OUT/plots/$label" --quiet "$@" \
+        --client-sched "$CLIENT_SCHED" --value-size "$VALUE_SIZE" --json "$tmp" \
+        --plot-dir "$OUT/plots/$label" --quiet "$@" \
         | tee -a "$OUT/bench.txt"
     python3 - "$label" "$tmp" >>"$json" <<'EOF'
 import json, sys
@@ -218,7 +223,9 @@ stop_redis() {
 }
 
 redis_benchmark() {
-    redis-benchmark -p "$redis_port" -t set,get -n "$OPERATIONS" -c "$CONNECTIONS" -d "$VALUE_SIZE" \
+    local policy=()
+    [ "$CLIENT_SCHED" = batch ] && policy=(chrt --batch 0)
+    "${policy[@]}" redis-benchmark -p "$redis_port" -t set,get -n "$OPERATIONS" -c "$CONNECTIONS" -d "$VALUE_SIZE" \
         -r "$RECORDS" --csv >"$OUT/redis-$1.csv"
     cat "$OUT/redis-$1.csv"
 }

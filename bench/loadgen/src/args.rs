@@ -26,6 +26,27 @@ impl DurabilityArg {
     }
 }
 
+/// Scheduling policy of the client's threads (Linux; elsewhere the system default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientSchedArg {
+    /// `SCHED_BATCH`: a reply that wakes a client thread does not preempt the
+    /// server thread that sent it; the client runs when that thread blocks or its
+    /// time slice ends, as a client on another machine would never take the
+    /// server's processor.
+    Batch,
+    /// `SCHED_OTHER`, the default policy of every process.
+    Normal,
+}
+
+impl ClientSchedArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientSchedArg::Batch => "batch",
+            ClientSchedArg::Normal => "normal",
+        }
+    }
+}
+
 /// Thrift transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TransportArg {
@@ -78,7 +99,9 @@ pub struct BenchArgs {
     /// scan makes --operations / --scan-rows scans).
     #[arg(long, default_value_t = 100_000)]
     pub operations: u64,
-    /// Run each workload for this many seconds instead of --operations.
+    /// Run each workload for this many seconds instead of --operations (the
+    /// walking workloads, seqwrite, ycsb-load and the versions load, stop at their
+    /// slice's end if that comes first).
     #[arg(long)]
     pub duration: Option<f64>,
     /// Client connections, each with one call in flight at a time.
@@ -87,6 +110,11 @@ pub struct BenchArgs {
     /// Threads driving the connections (an event loop each; 0 = one per CPU core).
     #[arg(long, default_value_t = 0)]
     pub client_threads: usize,
+    /// Scheduling policy of the client's threads. With the server on the same
+    /// cores, `normal` lets every reply switch the processor from the server to the
+    /// client it wakes, a cost a remote client never puts on a server.
+    #[arg(long, value_enum, default_value = "batch")]
+    pub client_sched: ClientSchedArg,
     /// Bytes per value in the Bigtable workloads.
     #[arg(long, default_value_t = 1000)]
     pub value_size: usize,

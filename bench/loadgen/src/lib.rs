@@ -3,7 +3,7 @@
 //!
 //! Modules: [`args`] (options), [`workload`] (the Bigtable paper's and YCSB's
 //! workloads), [`keys`] (key formats and distributions), [`client`] (Thrift1 calls),
-//! [`worker`] (one connection's operations), [`runner`] (threads, budgets, timing),
+//! [`worker`] (one connection's operations), [`runner`] (threads, budgets, timing), [`sched`] (the client threads' scheduling policy),
 //! [`stats`] (latency histograms), [`probe`] (server RSS and CPU), [`report`] (text,
 //! JSON, CSV and PNG output).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -15,6 +15,7 @@ pub mod keys;
 pub mod probe;
 pub mod report;
 pub mod runner;
+pub mod sched;
 pub mod stats;
 pub mod worker;
 pub mod workload;

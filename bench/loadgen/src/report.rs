@@ -19,7 +19,7 @@ use crate::stats::{OpSummary, Recorder};
 
 /// Columns of [`append_csv_line`], in order.
 pub const CSV_HEADER: &str = "date,workload,op,records,operations,connections,value_size,\
-durability,transport,protocol,elapsed_secs,ops_per_sec,count,errors,mean_us,p50_us,p95_us,\
+durability,transport,protocol,client_sched,elapsed_secs,ops_per_sec,count,errors,mean_us,p50_us,p95_us,\
 p99_us,p999_us,max_us,server_rss_max_bytes,server_cpu_cores";
 
 /// Places where a TrueType font for plot text is looked for, in order.
@@ -118,6 +118,8 @@ pub struct RunSettings {
     pub durability: String,
     pub transport: String,
     pub protocol: String,
+    /// Scheduling policy of the client's threads.
+    pub client_sched: String,
     pub seed: u64,
 }
 
@@ -136,6 +138,8 @@ pub struct RunReport {
     pub durability: String,
     pub transport: String,
     pub protocol: String,
+    /// Scheduling policy of the client's threads.
+    pub client_sched: String,
     pub seed: u64,
     pub elapsed_secs: f64,
     /// Successful operations (latency samples) per second.
@@ -169,6 +173,7 @@ impl RunReport {
             durability: settings.durability,
             transport: settings.transport,
             protocol: settings.protocol,
+            client_sched: settings.client_sched,
             seed: settings.seed,
             elapsed_secs,
             ops_per_sec: per_second(recorder.total_ops(), elapsed_secs),
@@ -216,7 +221,7 @@ fn write_header(report: &RunReport, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         "  {} records, {} operations, {} connections, {} B values, durability {}, \
-         transport {}, protocol {}, seed {}, server {}",
+         transport {}, protocol {}, client {}, seed {}, server {}",
         report.records,
         report.operations,
         report.connections,
@@ -224,6 +229,7 @@ fn write_header(report: &RunReport, out: &mut impl Write) -> io::Result<()> {
         report.durability,
         report.transport,
         report.protocol,
+        report.client_sched,
         report.seed,
         report.addr
     )
@@ -347,6 +353,7 @@ fn csv_row(report: &RunReport, op: &OpSummary) -> String {
         csv_field(&report.durability),
         csv_field(&report.transport),
         csv_field(&report.protocol),
+        csv_field(&report.client_sched),
         format!("{:.3}", report.elapsed_secs),
         format!("{:.1}", report.ops_per_sec),
         op.count.to_string(),
@@ -786,6 +793,7 @@ mod tests {
             durability: "sync".to_string(),
             transport: "framed".to_string(),
             protocol: "binary".to_string(),
+            client_sched: "batch".to_string(),
             seed: 42,
         }
     }
@@ -946,21 +954,22 @@ mod tests {
         assert_eq!(lines[0], CSV_HEADER);
         assert_eq!(lines.iter().filter(|line| **line == CSV_HEADER).count(), 1);
         let columns = CSV_HEADER.split(',').count();
-        assert_eq!(columns, 22);
+        assert_eq!(columns, 23);
         for row in &lines[1..] {
             assert_eq!(row.split(',').count(), columns, "{row}");
         }
         let first: Vec<&str> = lines[1].split(',').collect();
         assert_eq!(first[1], "ycsb-a");
         assert_eq!(first[2], "read");
-        assert_eq!(first[12], "20000");
-        assert_eq!(first[20], (120u64 << 20).to_string());
-        assert_eq!(first[21], "1.500");
+        assert_eq!(first[10], "batch");
+        assert_eq!(first[13], "20000");
+        assert_eq!(first[21], (120u64 << 20).to_string());
+        assert_eq!(first[22], "1.500");
         let scan: Vec<&str> = lines[2].split(',').collect();
         assert_eq!(scan[2], "scan");
         let no_server: Vec<&str> = lines[4].split(',').collect();
-        assert_eq!(no_server[20], "");
         assert_eq!(no_server[21], "");
+        assert_eq!(no_server[22], "");
     }
 
     #[test]

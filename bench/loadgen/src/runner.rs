@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::args::BenchArgs;
+use crate::args::{BenchArgs, ClientSchedArg};
 use crate::client::{Connection, Endpoint};
 use crate::error::BenchError;
 use crate::probe::ServerProbe;
@@ -44,6 +44,20 @@ enum Budget {
 }
 
 impl Budget {
+    /// A shared budget of `operations`, or, with a deadline, of as many operations
+    /// as fit before it (`--duration` stands instead of `--operations`).
+    fn counted(operations: u64, deadline: Option<Instant>) -> Budget {
+        let operations = if deadline.is_some() {
+            u64::MAX
+        } else {
+            operations
+        };
+        Budget::Count {
+            left: AtomicU64::new(operations),
+            deadline,
+        }
+    }
+
     /// Claims one operation; false when the run is over.
     fn take(&self) -> bool {
         let before_deadline = |d: &Option<Instant>| d.is_none_or(|d| Instant::now() < d);
@@ -245,10 +259,7 @@ async fn run_task(
     let budget = Arc::new(if task.walks_slice() {
         Budget::Slices { deadline }
     } else {
-        Budget::Count {
-            left: AtomicU64::new(operations),
-            deadline,
-        }
+        Budget::counted(operations, deadline)
     });
     let mut running = tokio::task::JoinSet::new();
     for mut worker in ready {
@@ -320,6 +331,7 @@ async fn run_task(
         durability: args.durability.name().to_string(),
         transport: args.transport.name().to_string(),
         protocol: args.protocol.name().to_string(),
+        client_sched: args.client_sched.name().to_string(),
         seed,
     };
     Ok(RunReport::new(settings, elapsed, &recorder, server))
@@ -365,6 +377,14 @@ pub fn run(args: &BenchArgs) -> Result<Vec<RunReport>, BenchError> {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
     };
+    // The runtime's threads inherit the policy of the thread that starts them.
+    // A system that refuses the policy still gets its run, reported as run.
+    let mut args = args.clone();
+    if let Err(e) = crate::sched::apply(args.client_sched) {
+        tracing::warn!("{e}; the client runs under the normal policy");
+        args.client_sched = ClientSchedArg::Normal;
+    }
+    let args = &args;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .thread_name("bench-client")
@@ -418,5 +438,24 @@ fn print_summary(reports: &[RunReport]) {
                 asof / one
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_budget_ends_after_its_operations() {
+        let budget = Budget::counted(3, None);
+        assert_eq!((0..5).filter(|_| budget.take()).count(), 3);
+    }
+
+    #[test]
+    fn a_deadline_budget_runs_past_the_operation_count_until_its_deadline() {
+        let budget = Budget::counted(3, Some(Instant::now() + Duration::from_secs(60)));
+        assert_eq!((0..1000).filter(|_| budget.take()).count(), 1000);
+        let over = Budget::counted(3, Some(Instant::now() - Duration::from_millis(1)));
+        assert!(!over.take());
     }
 }
