@@ -258,6 +258,9 @@ async fn run_task(
     let deadline = deadline_after.map(|d| started + d);
     let budget = Arc::new(if task.walks_slice() {
         Budget::Slices { deadline }
+    } else if task == Task::Compact {
+        // One call, however long the run may last.
+        Budget::counted(operations, None)
     } else {
         Budget::counted(operations, deadline)
     });
@@ -379,11 +382,16 @@ pub fn run(args: &BenchArgs) -> Result<Vec<RunReport>, BenchError> {
     };
     // The runtime's threads inherit the policy of the thread that starts them.
     // A system that refuses the policy still gets its run, reported as run.
+    // The calling thread gets its own policy back when the run is over.
     let mut args = args.clone();
-    if let Err(e) = crate::sched::apply(args.client_sched) {
-        tracing::warn!("{e}; the client runs under the normal policy");
-        args.client_sched = ClientSchedArg::Normal;
-    }
+    let _policy = match crate::sched::apply(args.client_sched) {
+        Ok(scope) => Some(scope),
+        Err(e) => {
+            tracing::warn!("{e}; the client runs under the normal policy");
+            args.client_sched = ClientSchedArg::Normal;
+            None
+        }
+    };
     let args = &args;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
