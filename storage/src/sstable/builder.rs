@@ -6,8 +6,6 @@
 //! Must not: choose file names, register files anywhere, or make the directory entry
 //! durable (the caller fsyncs the directory and records the file).
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,6 +15,7 @@ use super::envelope::{seal_uncompressed, BlockSealer, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, FORMAT_VERSION};
 use super::index::separator;
 use super::meta::{MetaCollector, SstMeta};
+use super::sink::FileSink;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::key::{self, KeyKind};
@@ -26,8 +25,6 @@ use crate::schema::{BloomType, Compression, FamilySchema};
 pub const MAX_BLOCK_SIZE: usize = 256 << 20;
 /// Largest key + value of one entry.
 pub const MAX_ENTRY_BYTES: usize = 512 << 20;
-/// Buffer between the writer and the file.
-const WRITE_BUFFER: usize = 256 * 1024;
 
 /// How a file is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +99,7 @@ impl SstOptions {
 /// file that readers reject; [`abandon`](SstWriter::abandon) removes it.
 pub struct SstWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: FileSink,
     opts: SstOptions,
     sealer: BlockSealer,
     /// Bytes handed to `out` so far.
@@ -140,15 +137,11 @@ impl SstWriter {
     /// Creates (or truncates) the file at `path`.
     pub fn create(path: &Path, opts: SstOptions) -> Result<SstWriter> {
         opts.validate()?;
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
+        let out = FileSink::create(path)
             .map_err(|e| Error::io(format!("creating SSTable {}", path.display()), e))?;
         Ok(SstWriter {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(WRITE_BUFFER, file),
+            out,
             opts,
             sealer: BlockSealer::new(opts.compression)?,
             offset: 0,
@@ -272,11 +265,7 @@ impl SstWriter {
         };
         self.write(&footer.encode())?;
         let context = || format!("syncing SSTable {}", self.path.display());
-        self.out.flush().map_err(|e| Error::io(context(), e))?;
-        self.out
-            .get_ref()
-            .sync_all()
-            .map_err(|e| Error::io(context(), e))?;
+        self.out.finish().map_err(|e| Error::io(context(), e))?;
         meta.file_size = self.offset;
         Ok(meta)
     }

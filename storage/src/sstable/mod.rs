@@ -21,6 +21,7 @@ mod footer;
 mod index;
 mod meta;
 mod reader;
+mod sink;
 #[cfg(test)]
 mod tests;
 

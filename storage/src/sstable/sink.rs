@@ -1,0 +1,230 @@
+//! Where a new SSTable's bytes go: straight to the device where the file system
+//! allows direct I/O, through the page cache otherwise.
+//!
+//! Owns [`FileSink`]: an append-only writer that gathers bytes in aligned memory
+//! and writes whole 256 KiB chunks with `O_DIRECT`, then the padded last chunk, trims
+//! the file to its real length and fsyncs it. Flushes and compactions write every
+//! byte a tablet holds again and again; through the page cache each of those bytes
+//! costs a copy into a freshly allocated page (zeroed and, in a virtual machine
+//! whose host reclaims freed guest memory, faulted in again) and a writeback, and
+//! fills the cache with files most of which no read touches before the next
+//! compaction deletes them. Reads still go through the page cache: the first read
+//! of a block fetches it from the device. File systems without direct I/O (tmpfs)
+//! get a buffered writer.
+//! Must not: know the table format or decide when a file is complete.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Alignment of direct writes: offsets, lengths and memory addresses.
+const BLOCK: usize = 4096;
+/// Bytes gathered before one direct write.
+const CHUNK: usize = 256 << 10;
+/// Buffer of the page-cache fallback.
+const BUFFERED: usize = 256 * 1024;
+
+/// An append-only file writer (see the module comment).
+pub(crate) struct FileSink {
+    file: File,
+    mode: Mode,
+    /// Bytes appended so far: the file's length once finished.
+    len: u64,
+}
+
+enum Mode {
+    Direct(AlignedChunk),
+    Buffered(BufWriter<File>),
+}
+
+/// The aligned window direct writes are sent from.
+struct AlignedChunk {
+    /// Holds `CHUNK + BLOCK` bytes; the aligned window starts at `start`.
+    memory: Vec<u8>,
+    start: usize,
+    /// Bytes of the window filled.
+    filled: usize,
+    /// File offset of the window's first byte.
+    file_offset: u64,
+}
+
+impl AlignedChunk {
+    fn new() -> Option<AlignedChunk> {
+        let memory = vec![0u8; CHUNK + BLOCK];
+        let start = memory.as_ptr().align_offset(BLOCK);
+        (start < BLOCK).then_some(AlignedChunk {
+            memory,
+            start,
+            filled: 0,
+            file_offset: 0,
+        })
+    }
+
+    fn window(&mut self) -> &mut [u8] {
+        let start = self.start;
+        self.memory
+            .get_mut(start..start + CHUNK)
+            .unwrap_or_default()
+    }
+
+    /// Writes the filled part of the window, zero-padded to whole blocks.
+    fn write_out(&mut self, file: &File) -> io::Result<()> {
+        let filled = self.filled;
+        let padded = filled.div_ceil(BLOCK) * BLOCK;
+        let at = self.file_offset;
+        let window = self.window();
+        if let Some(pad) = window.get_mut(filled..padded) {
+            pad.fill(0);
+        }
+        let bytes = window.get(..padded).unwrap_or_default();
+        file.write_all_at(bytes, at)?;
+        self.file_offset += padded as u64;
+        self.filled = 0;
+        Ok(())
+    }
+}
+
+impl FileSink {
+    /// Creates (or truncates) the file at `path`.
+    pub(crate) fn create(path: &Path) -> io::Result<FileSink> {
+        let open = |direct: bool| {
+            let mut options = OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            if direct {
+                options.custom_flags(libc::O_DIRECT);
+            }
+            options.open(path)
+        };
+        if let Some(chunk) = AlignedChunk::new() {
+            match open(true) {
+                Ok(file) => {
+                    return Ok(FileSink {
+                        file,
+                        mode: Mode::Direct(chunk),
+                        len: 0,
+                    })
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let file = open(false)?;
+        let writer = BufWriter::with_capacity(BUFFERED, file.try_clone()?);
+        Ok(FileSink {
+            file,
+            mode: Mode::Buffered(writer),
+            len: 0,
+        })
+    }
+
+    /// True when the bytes bypass the page cache.
+    #[cfg(test)]
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(self.mode, Mode::Direct(_))
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.mode {
+            Mode::Buffered(writer) => writer.write_all(bytes)?,
+            Mode::Direct(chunk) => {
+                let mut rest = bytes;
+                while !rest.is_empty() {
+                    let filled = chunk.filled;
+                    let take = rest.len().min(CHUNK - filled);
+                    let (piece, after) = rest.split_at(take);
+                    if let Some(room) = chunk.window().get_mut(filled..filled + take) {
+                        room.copy_from_slice(piece);
+                    }
+                    chunk.filled += take;
+                    if chunk.filled == CHUNK {
+                        chunk.write_out(&self.file)?;
+                    }
+                    rest = after;
+                }
+            }
+        }
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes what is gathered, gives the file its exact length and fsyncs it.
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
+        match &mut self.mode {
+            Mode::Buffered(writer) => writer.flush()?,
+            Mode::Direct(chunk) => {
+                if chunk.filled > 0 {
+                    chunk.write_out(&self.file)?;
+                }
+                // The last write was padded to a whole block.
+                self.file.set_len(self.len)?;
+            }
+        }
+        self.file.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect()
+    }
+
+    #[test]
+    fn appends_of_every_size_make_the_exact_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, sizes) in [
+            vec![],
+            vec![1],
+            vec![BLOCK],
+            vec![BLOCK - 1, 2],
+            vec![CHUNK],
+            vec![CHUNK - 3, 7, BLOCK * 3 + 5],
+            vec![CHUNK * 2 + 11],
+            vec![65_549; 40],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let path = dir.path().join(format!("f{n}"));
+            let mut sink = FileSink::create(&path).unwrap();
+            let mut expected = Vec::new();
+            for (i, size) in sizes.iter().enumerate() {
+                let piece = pattern(*size, i as u8);
+                sink.write_all(&piece).unwrap();
+                expected.extend_from_slice(&piece);
+            }
+            sink.finish().unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), expected, "sizes {sizes:?}");
+        }
+    }
+
+    #[test]
+    fn direct_io_is_used_where_the_file_system_allows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probe");
+        let sink = FileSink::create(&path).unwrap();
+        let direct = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .is_ok();
+        assert_eq!(sink.is_direct(), direct);
+    }
+
+    #[test]
+    fn create_truncates_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old");
+        std::fs::write(&path, pattern(3 * CHUNK, 9)).unwrap();
+        let mut sink = FileSink::create(&path).unwrap();
+        sink.write_all(b"short").unwrap();
+        sink.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"short");
+    }
+}
