@@ -1,7 +1,8 @@
 //! A compaction whose input files were read from the block cache writes its output's
 //! blocks into the cache as it goes and drops the inputs' blocks, so reads after it
-//! still find their data cached; a compaction of files nobody reads leaves the
-//! cache alone. Split children read their parent's files through the parent's
+//! still find their data cached (the output bypasses the page cache, and reads
+//! back from the file after a restart); a compaction of files nobody reads leaves
+//! the cache alone. Split children read their parent's files through the parent's
 //! readers, so the parent's cached blocks serve them, and their rewrites of what
 //! they inherited keep it cached while dropping the parent's blocks.
 
@@ -115,6 +116,29 @@ fn a_compaction_of_cached_files_leaves_their_data_cached() {
         cached_after < cached_before + cached_before / 2,
         "input blocks still cached: {cached_before} bytes before, {cached_after} after"
     );
+}
+
+/// The output of a compaction of cached files is written around the page cache
+/// (direct I/O where the file system allows): once the engine is reopened with an
+/// empty block cache, every row still reads back from the file itself.
+#[test]
+fn a_compacted_file_cached_as_written_reads_back_from_disk_after_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
+    cache_two_rounds(&engine, &tablet);
+    tablet.major_compact().expect("major compaction");
+    assert_eq!(read_all(&engine, &tablet, 2), 0, "the output was cached");
+    engine.shutdown().expect("shutdown");
+    drop(tablet);
+    drop(engine);
+
+    let (engine, tablet) = open_engine(quiet_options(dir.path(), NOW), schema());
+    assert_eq!(tablet.stats().file_count, 1, "the compacted file");
+    assert!(
+        read_all(&engine, &tablet, 2) > 0,
+        "a fresh block cache reads the blocks from the file"
+    );
+    assert_eq!(read_all(&engine, &tablet, 2), 0, "and caches them again");
 }
 
 #[test]

@@ -134,10 +134,22 @@ impl std::fmt::Debug for SstWriter {
 }
 
 impl SstWriter {
-    /// Creates (or truncates) the file at `path`.
+    /// Creates (or truncates) the file at `path`, written through the page cache.
     pub fn create(path: &Path, opts: SstOptions) -> Result<SstWriter> {
+        Self::create_with(path, opts, false)
+    }
+
+    /// Creates (or truncates) the file at `path`, written straight to the device
+    /// where the file system allows: for a file whose blocks the caller puts into
+    /// the block cache as they are written ([`SstWriter::cache_blocks`]), so the
+    /// page cache would only hold a second copy of them.
+    pub fn create_direct(path: &Path, opts: SstOptions) -> Result<SstWriter> {
+        Self::create_with(path, opts, true)
+    }
+
+    fn create_with(path: &Path, opts: SstOptions, direct: bool) -> Result<SstWriter> {
         opts.validate()?;
-        let out = FileSink::create(path)
+        let out = FileSink::create(path, direct)
             .map_err(|e| Error::io(format!("creating SSTable {}", path.display()), e))?;
         Ok(SstWriter {
             path: path.to_path_buf(),

@@ -1,16 +1,16 @@
-//! Where a new SSTable's bytes go: straight to the device where the file system
-//! allows direct I/O, through the page cache otherwise.
+//! Where a new SSTable's bytes go: through the page cache, or straight to the
+//! device for a file whose blocks the block cache already holds.
 //!
-//! Owns [`FileSink`]: an append-only writer that gathers bytes in aligned memory
-//! and writes whole 256 KiB chunks with `O_DIRECT`, then the padded last chunk, trims
-//! the file to its real length and fsyncs it. Flushes and compactions write every
-//! byte a tablet holds again and again; through the page cache each of those bytes
-//! costs a copy into a freshly allocated page (zeroed and, in a virtual machine
-//! whose host reclaims freed guest memory, faulted in again) and a writeback, and
-//! fills the cache with files most of which no read touches before the next
-//! compaction deletes them. Reads still go through the page cache: the first read
-//! of a block fetches it from the device. File systems without direct I/O (tmpfs)
-//! get a buffered writer.
+//! Owns [`FileSink`]: an append-only writer. Buffered, it writes through a
+//! `BufWriter`. Direct, it gathers bytes in aligned memory and writes whole 256 KiB
+//! chunks with `O_DIRECT`, then the last chunk padded to a whole block, trims the
+//! file to its length and fsyncs it. A compaction whose output goes into the block
+//! cache as it is written writes directly: through the page cache each byte would
+//! cost a copy into a freshly allocated page (zeroed and, in a virtual machine whose
+//! host takes freed guest memory back, faulted in again) to hold a second copy of
+//! blocks the block cache serves. Every other file goes through the page cache,
+//! which then serves the reads that miss the block cache without touching the
+//! device. File systems without direct I/O (tmpfs) always get the buffered writer.
 //! Must not: know the table format or decide when a file is complete.
 
 use std::fs::{File, OpenOptions};
@@ -86,8 +86,9 @@ impl AlignedChunk {
 }
 
 impl FileSink {
-    /// Creates (or truncates) the file at `path`.
-    pub(crate) fn create(path: &Path) -> io::Result<FileSink> {
+    /// Creates (or truncates) the file at `path`, for direct writes when `direct`
+    /// and the file system allows them.
+    pub(crate) fn create(path: &Path, direct: bool) -> io::Result<FileSink> {
         let open = |direct: bool| {
             let mut options = OpenOptions::new();
             options.write(true).create(true).truncate(true);
@@ -96,7 +97,7 @@ impl FileSink {
             }
             options.open(path)
         };
-        if let Some(chunk) = AlignedChunk::new() {
+        if let Some(chunk) = direct.then(AlignedChunk::new).flatten() {
             match open(true) {
                 Ok(file) => {
                     return Ok(FileSink {
@@ -192,7 +193,7 @@ mod tests {
         .enumerate()
         {
             let path = dir.path().join(format!("f{n}"));
-            let mut sink = FileSink::create(&path).unwrap();
+            let mut sink = FileSink::create(&path, true).unwrap();
             let mut expected = Vec::new();
             for (i, size) in sizes.iter().enumerate() {
                 let piece = pattern(*size, i as u8);
@@ -208,13 +209,29 @@ mod tests {
     fn direct_io_is_used_where_the_file_system_allows_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("probe");
-        let sink = FileSink::create(&path).unwrap();
+        let sink = FileSink::create(&path, true).unwrap();
         let direct = OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_DIRECT)
             .open(&path)
             .is_ok();
         assert_eq!(sink.is_direct(), direct);
+        assert!(!FileSink::create(&path, false).unwrap().is_direct());
+    }
+
+    #[test]
+    fn buffered_appends_make_the_exact_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("buffered");
+        let mut sink = FileSink::create(&path, false).unwrap();
+        let mut expected = Vec::new();
+        for i in 0..50u8 {
+            let piece = pattern(10_007 * usize::from(i % 7), i);
+            sink.write_all(&piece).unwrap();
+            expected.extend_from_slice(&piece);
+        }
+        sink.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
     }
 
     #[test]
@@ -222,7 +239,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old");
         std::fs::write(&path, pattern(3 * CHUNK, 9)).unwrap();
-        let mut sink = FileSink::create(&path).unwrap();
+        let mut sink = FileSink::create(&path, true).unwrap();
         sink.write_all(b"short").unwrap();
         sink.finish().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"short");

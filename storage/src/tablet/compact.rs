@@ -132,13 +132,20 @@ impl Tablet {
         let mut iter = MergingIter::new(children);
         iter.seek_to_first()?;
         let (rel, abs) = self.new_file_path();
-        let mut writer = SstWriter::create(&abs, self.sst_options(family))?;
         let file_id = self.shared.next_file_id();
-        if let Some(cache) = self.block_cache_for(family) {
-            if mostly_cached(inputs) {
+        // An output cached as it is written bypasses the page cache (see
+        // `SstWriter::create_direct`).
+        let mut writer = match self
+            .block_cache_for(family)
+            .filter(|_| mostly_cached(inputs))
+        {
+            Some(cache) => {
+                let mut writer = SstWriter::create_direct(&abs, self.sst_options(family))?;
                 writer.cache_blocks(cache, file_id);
+                writer
             }
-        }
+            None => SstWriter::create(&abs, self.sst_options(family))?,
+        };
         let mut throttle = Throttle::new(self.shared.opts.compaction_bytes_per_sec);
         let mut written = 0usize;
         let outcome = if major {
