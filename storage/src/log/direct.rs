@@ -15,17 +15,16 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-/// Alignment of direct writes: offsets, lengths and memory addresses.
-const BLOCK: usize = 4096;
+use crate::aligned::{AlignedBuf, DIRECT_IO_ALIGN as BLOCK};
+
 /// Most bytes sent in one direct write (the aligned buffer's size).
 const CHUNK: usize = 1 << 20;
 
 /// The direct-I/O side of the open segment.
 pub(crate) struct DirectTail {
     file: File,
-    /// Holds `CHUNK + BLOCK` bytes; the aligned window starts at `offset`.
-    memory: Vec<u8>,
-    offset: usize,
+    /// The aligned window writes are sent from.
+    window: AlignedBuf,
     /// File offset of the block the tail belongs to.
     block_start: u64,
     /// Bytes of the tail block written so far (they sit at the window's start).
@@ -53,15 +52,12 @@ impl DirectTail {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let memory = vec![0u8; CHUNK + BLOCK];
-        let offset = memory.as_ptr().align_offset(BLOCK);
-        if offset >= BLOCK {
+        let Some(window) = AlignedBuf::zeroed(CHUNK) else {
             return Ok(None);
-        }
+        };
         let mut direct = DirectTail {
             file,
-            memory,
-            offset,
+            window,
             block_start: 0,
             tail_len,
         };
@@ -74,8 +70,7 @@ impl DirectTail {
     }
 
     fn window_mut(&mut self) -> &mut [u8] {
-        let start = self.offset;
-        &mut self.memory[start..start + CHUNK]
+        self.window.as_mut_slice()
     }
 
     /// Appends `data` after the bytes written so far. Returns the file offset up to
@@ -93,7 +88,7 @@ impl DirectTail {
             window[filled..padded].fill(0);
             let at = self.block_start;
             self.file
-                .write_all_at(&self.memory[self.offset..self.offset + padded], at)?;
+                .write_all_at(&self.window.as_slice()[..padded], at)?;
             written_to = at + padded as u64;
             // The last partial block becomes the new tail.
             let whole = filled / BLOCK * BLOCK;

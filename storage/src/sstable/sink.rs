@@ -18,8 +18,8 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-/// Alignment of direct writes: offsets, lengths and memory addresses.
-const BLOCK: usize = 4096;
+use crate::aligned::{AlignedBuf, DIRECT_IO_ALIGN as BLOCK};
+
 /// Bytes gathered before one direct write.
 const CHUNK: usize = 256 << 10;
 /// Buffer of the page-cache fallback.
@@ -40,9 +40,7 @@ enum Mode {
 
 /// The aligned window direct writes are sent from.
 struct AlignedChunk {
-    /// Holds `CHUNK + BLOCK` bytes; the aligned window starts at `start`.
-    memory: Vec<u8>,
-    start: usize,
+    window: AlignedBuf,
     /// Bytes of the window filled.
     filled: usize,
     /// File offset of the window's first byte.
@@ -51,21 +49,15 @@ struct AlignedChunk {
 
 impl AlignedChunk {
     fn new() -> Option<AlignedChunk> {
-        let memory = vec![0u8; CHUNK + BLOCK];
-        let start = memory.as_ptr().align_offset(BLOCK);
-        (start < BLOCK).then_some(AlignedChunk {
-            memory,
-            start,
+        Some(AlignedChunk {
+            window: AlignedBuf::zeroed(CHUNK)?,
             filled: 0,
             file_offset: 0,
         })
     }
 
     fn window(&mut self) -> &mut [u8] {
-        let start = self.start;
-        self.memory
-            .get_mut(start..start + CHUNK)
-            .unwrap_or_default()
+        self.window.as_mut_slice()
     }
 
     /// Writes the filled part of the window, zero-padded to whole blocks.
