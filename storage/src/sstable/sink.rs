@@ -56,16 +56,12 @@ impl AlignedChunk {
         })
     }
 
-    fn window(&mut self) -> &mut [u8] {
-        self.window.as_mut_slice()
-    }
-
     /// Writes the filled part of the window, zero-padded to whole blocks.
     fn write_out(&mut self, file: &File) -> io::Result<()> {
         let filled = self.filled;
         let padded = filled.div_ceil(BLOCK) * BLOCK;
         let at = self.file_offset;
-        let window = self.window();
+        let window = self.window.as_mut_slice();
         if let Some(pad) = window.get_mut(filled..padded) {
             pad.fill(0);
         }
@@ -81,10 +77,10 @@ impl FileSink {
     /// Creates (or truncates) the file at `path`, for direct writes when `direct`
     /// and the file system allows them.
     pub(crate) fn create(path: &Path, direct: bool) -> io::Result<FileSink> {
-        let open = |direct: bool| {
+        let open = |o_direct: bool| {
             let mut options = OpenOptions::new();
             options.write(true).create(true).truncate(true);
-            if direct {
+            if o_direct {
                 options.custom_flags(libc::O_DIRECT);
             }
             options.open(path)
@@ -127,7 +123,7 @@ impl FileSink {
                     let filled = chunk.filled;
                     let take = rest.len().min(CHUNK - filled);
                     let (piece, after) = rest.split_at(take);
-                    if let Some(room) = chunk.window().get_mut(filled..filled + take) {
+                    if let Some(room) = chunk.window.as_mut_slice().get_mut(filled..filled + take) {
                         room.copy_from_slice(piece);
                     }
                     chunk.filled += take;
