@@ -62,8 +62,8 @@ fn check_every_row(client: &mut Client, table: &[u8]) {
             )
             .expect("get");
         assert_eq!(
-            got.first().and_then(|c| c.value.clone()),
-            Some(value(i)),
+            got.first().and_then(|c| c.value.as_deref()),
+            Some(value(i).as_slice()),
             "row {i}"
         );
     }
@@ -78,8 +78,8 @@ fn check_every_row(client: &mut Client, table: &[u8]) {
             .columns
             .as_ref()
             .and_then(|columns| columns.get(b"cf:v".as_slice()))
-            .and_then(|cell| cell.value.clone());
-        assert_eq!(cell, Some(value(i)), "scanned value of row {i}");
+            .and_then(|cell| cell.value.as_deref());
+        assert_eq!(cell, Some(value(i).as_slice()), "scanned value of row {i}");
     }
 }
 

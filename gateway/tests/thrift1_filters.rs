@@ -88,7 +88,7 @@ fn raw_values(r: &TRowResult) -> Vec<(String, Vec<u8>)> {
         .as_ref()
         .map(|m| {
             m.iter()
-                .map(|(k, cell)| (text(k), cell.value.clone().unwrap_or_default()))
+                .map(|(k, cell)| (text(k), cell.value.as_deref().unwrap_or_default().to_vec()))
                 .collect()
         })
         .unwrap_or_default()

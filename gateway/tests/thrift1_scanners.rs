@@ -274,8 +274,8 @@ fn sort_columns_fills_only_sorted_columns() {
     }
     let first = &got[0].sorted_columns.as_ref().unwrap()[0];
     assert_eq!(
-        first.cell.as_ref().and_then(|c| c.value.clone()),
-        Some(b"a".to_vec())
+        first.cell.as_ref().and_then(|c| c.value.as_deref()),
+        Some(&b"a"[..])
     );
     let id = c
         .scanner_open_with_scan(

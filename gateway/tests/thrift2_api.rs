@@ -141,7 +141,7 @@ fn put_multiple_and_cell_timestamps() {
     p.column_values.push(TColumnValue::new(
         b"f".to_vec(),
         b"y".to_vec(),
-        b"2".to_vec(),
+        bytes::Bytes::from_static(b"2"),
         55,
         None,
         None,
@@ -418,7 +418,7 @@ fn increment_append_and_mutate_row() {
         columns: vec![TColumnValue::new(
             b"f".to_vec(),
             b"s".to_vec(),
-            b"def".to_vec(),
+            bytes::Bytes::from_static(b"def"),
             None,
             None,
             None,

@@ -49,6 +49,13 @@ mismatch aborts, so a changed compiler cannot slip through silently):
    compact protocols write a field's type and id only, and the generated
    `new` turned each name into a `String` on every field of every reply.
 
+10. Cell values are shared buffers. The `value` field of the structs that carry a
+   stored cell's value to a client (Thrift1 `TCell`, Thrift2 `TColumnValue`) is
+   a `bytes::Bytes` instead of a `Vec<u8>`, so a value the server holds (a
+   memtable entry, a block-cached cell) goes into a reply by reference count
+   instead of by copy. The reader wraps the decoded `Vec<u8>` without copying
+   it; the writer writes the same bytes as before.
+
 The output depends only on the two inputs, so regeneration is byte-for-byte
 reproducible.
 """
@@ -66,7 +73,8 @@ HEADER_NOTE = (
     "// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,\n"
     "// known fields and container elements of the wrong wire type are skipped,\n"
     "// container sizes are checked and an empty union is an error, not a panic;\n"
-    "// call structs are public and writers build nameless identifiers.\n"
+    "// call structs are public, writers build nameless identifiers and cell\n"
+    "// values are `bytes::Bytes`.\n"
 )
 
 UNKNOWN_METHOD_ARM = """      method => {
@@ -478,7 +486,93 @@ def nameless_writer_identifiers(text):
     return text
 
 
-def patch(text, model):
+# Step 10: (struct, field, field id) whose `binary` value becomes `bytes::Bytes`.
+SHARED_VALUE_FIELDS = {
+    "hbase": [("TCell", "value", 1)],
+    "hbase2": [("TColumnValue", "value", 3)],
+}
+SHARED = "bytes::Bytes"
+
+
+def struct_section(text, name):
+    """The text from a struct's section banner to the next banner."""
+    banner = f"//\n// {name}\n//\n"
+    start = text.find(banner)
+    if start < 0 or text.find(banner, start + 1) >= 0:
+        raise PatchError(f"{name}: section not found exactly once")
+    end = text.find("\n//\n// ", start + len(banner))
+    if end < 0:
+        end = len(text)
+    return start, end
+
+
+def shared_cell_values(text, fields):
+    """Step 10: the listed `binary` fields become `bytes::Bytes`."""
+    for name, field, field_id in fields:
+        what = f"{name}.{field}"
+        start, end = struct_section(text, name)
+        section = text[start:end]
+        declared = re.search(r"^  pub %s: (Option<(?:Bytes|Vec<u8>)>|Vec<u8>),$" % field, section, re.M)
+        if not declared:
+            raise PatchError(f"{what}: declaration not found")
+        old_type = declared.group(1)
+        optional = old_type.startswith("Option<")
+        inner = old_type[len("Option<"):-1] if optional else old_type
+        new_type = f"Option<{SHARED}>" if optional else SHARED
+        section = replace_exactly(
+            section, f"  pub {field}: {old_type},\n", f"  pub {field}: {new_type},\n", 1, what
+        )
+        if optional:
+            parameter = re.search(r"pub fn new<[^>]*>\([^)]*\b%s: (F\d+)[,)]" % field, section)
+            if not parameter:
+                raise PatchError(f"{what}: constructor parameter not found")
+            bound = parameter.group(1)
+            section = replace_exactly(
+                section,
+                f"{bound}: Into<Option<{inner}>>",
+                f"{bound}: Into<Option<{SHARED}>>",
+                1,
+                f"{what}: constructor bound",
+            )
+            section = replace_exactly(
+                section,
+                f"    let mut f_{field_id}: Option<{inner}> = Some(Vec::new());\n",
+                f"    let mut f_{field_id}: Option<{SHARED}> = Some({SHARED}::new());\n",
+                1,
+                f"{what}: reader default",
+            )
+            section = replace_exactly(
+                section,
+                f"      {field}: Some(Vec::new()),\n",
+                f"      {field}: Some({SHARED}::new()),\n",
+                1,
+                f"{what}: Default",
+            )
+        else:
+            section = replace_exactly(
+                section, f" {field}: Vec<u8>, ", f" {field}: {SHARED}, ", 1, f"{what}: constructor"
+            )
+            section = replace_exactly(
+                section,
+                f"    let mut f_{field_id}: Option<Vec<u8>> = None;\n",
+                f"    let mut f_{field_id}: Option<{SHARED}> = None;\n",
+                1,
+                f"{what}: reader slot",
+            )
+        section = replace_exactly(
+            section,
+            f"        {field_id} if field_ident.field_type == TType::String => {{\n"
+            f"          let val = i_prot.read_bytes()?;\n",
+            f"        {field_id} if field_ident.field_type == TType::String => {{\n"
+            f"          let val = {SHARED}::from(i_prot.read_bytes()?);\n",
+            1,
+            f"{what}: reader arm",
+        )
+        text = text[:start] + section + text[end:]
+    return text
+
+
+def patch(text, model, shared_values):
     first_lines = "// DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING\n"
     text = replace_exactly(text, first_lines, first_lines + HEADER_NOTE, 1, "header")
     text = relax_arguments(text, model)
@@ -501,6 +595,7 @@ def patch(text, model):
     text = check_wire_types(text, model)
     text = publish_call_structs(text, model)
     text = nameless_writer_identifiers(text)
+    text = shared_cell_values(text, shared_values)
     return text
 
 
@@ -514,7 +609,10 @@ def main(argv):
     with open(input_path, encoding="utf-8", newline="") as input_file:
         text = input_file.read()
     try:
-        text = patch(text, model)
+        idl = model.get("name")
+        if idl not in SHARED_VALUE_FIELDS:
+            raise PatchError(f"no step-10 field list for IDL {idl!r}")
+        text = patch(text, model, SHARED_VALUE_FIELDS[idl])
     except PatchError as error:
         sys.stderr.write(f"patch_generated.py: {input_path}: {error}\n")
         return 1

@@ -6,7 +6,8 @@
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
 // container sizes are checked and an empty union is an error, not a panic;
-// call structs are public and writers build nameless identifiers.
+// call structs are public, writers build nameless identifiers and cell
+// values are `bytes::Bytes`.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -149,12 +150,12 @@ pub type ScannerID = i32;
 /// One stored version of a cell: its value and its timestamp (ms).
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub struct TCell {
-  pub value: Option<Bytes>,
+  pub value: Option<bytes::Bytes>,
   pub timestamp: Option<i64>,
 }
 
 impl TCell {
-  pub fn new<F1, F2>(value: F1, timestamp: F2) -> TCell where F1: Into<Option<Bytes>>, F2: Into<Option<i64>> {
+  pub fn new<F1, F2>(value: F1, timestamp: F2) -> TCell where F1: Into<Option<bytes::Bytes>>, F2: Into<Option<i64>> {
     TCell {
       value: value.into(),
       timestamp: timestamp.into(),
@@ -165,7 +166,7 @@ impl TCell {
 impl TSerializable for TCell {
   fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TCell> {
     i_prot.read_struct_begin()?;
-    let mut f_1: Option<Bytes> = Some(Vec::new());
+    let mut f_1: Option<bytes::Bytes> = Some(bytes::Bytes::new());
     let mut f_2: Option<i64> = Some(0);
     loop {
       let field_ident = i_prot.read_field_begin()?;
@@ -175,7 +176,7 @@ impl TSerializable for TCell {
       let field_id = field_id(&field_ident)?;
       match field_id {
         1 if field_ident.field_type == TType::String => {
-          let val = i_prot.read_bytes()?;
+          let val = bytes::Bytes::from(i_prot.read_bytes()?);
           f_1 = Some(val);
         },
         2 if field_ident.field_type == TType::I64 => {
@@ -216,7 +217,7 @@ impl TSerializable for TCell {
 impl Default for TCell {
   fn default() -> Self {
     TCell{
-      value: Some(Vec::new()),
+      value: Some(bytes::Bytes::new()),
       timestamp: Some(0),
     }
   }

@@ -6,7 +6,8 @@
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
 // container sizes are checked and an empty union is an error, not a panic;
-// call structs are public and writers build nameless identifiers.
+// call structs are public, writers build nameless identifiers and cell
+// values are `bytes::Bytes`.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -941,14 +942,14 @@ impl TSerializable for TColumn {
 pub struct TColumnValue {
   pub family: Vec<u8>,
   pub qualifier: Vec<u8>,
-  pub value: Vec<u8>,
+  pub value: bytes::Bytes,
   pub timestamp: Option<i64>,
   pub tags: Option<Vec<u8>>,
   pub type_: Option<i8>,
 }
 
 impl TColumnValue {
-  pub fn new<F4, F5, F6>(family: Vec<u8>, qualifier: Vec<u8>, value: Vec<u8>, timestamp: F4, tags: F5, type_: F6) -> TColumnValue where F4: Into<Option<i64>>, F5: Into<Option<Vec<u8>>>, F6: Into<Option<i8>> {
+  pub fn new<F4, F5, F6>(family: Vec<u8>, qualifier: Vec<u8>, value: bytes::Bytes, timestamp: F4, tags: F5, type_: F6) -> TColumnValue where F4: Into<Option<i64>>, F5: Into<Option<Vec<u8>>>, F6: Into<Option<i8>> {
     TColumnValue {
       family,
       qualifier,
@@ -965,7 +966,7 @@ impl TSerializable for TColumnValue {
     i_prot.read_struct_begin()?;
     let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<u8>> = None;
-    let mut f_3: Option<Vec<u8>> = None;
+    let mut f_3: Option<bytes::Bytes> = None;
     let mut f_4: Option<i64> = None;
     let mut f_5: Option<Vec<u8>> = None;
     let mut f_6: Option<i8> = None;
@@ -985,7 +986,7 @@ impl TSerializable for TColumnValue {
           f_2 = Some(val);
         },
         3 if field_ident.field_type == TType::String => {
-          let val = i_prot.read_bytes()?;
+          let val = bytes::Bytes::from(i_prot.read_bytes()?);
           f_3 = Some(val);
         },
         4 if field_ident.field_type == TType::I64 => {

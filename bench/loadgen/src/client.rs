@@ -366,7 +366,7 @@ impl Connection {
         Ok(cells
             .first()
             .and_then(|c| c.value.as_ref())
-            .map_or(0, Vec::len))
+            .map_or(0, |value| value.len()))
     }
 
     /// The newest value of one column of each of `rows` in one getRowsWithColumns:
@@ -402,7 +402,7 @@ impl Connection {
                             .and_then(|c| c.cell.as_ref())
                     })
                     .and_then(|c| c.value.as_ref())
-                    .map_or(0, Vec::len)
+                    .map_or(0, |value| value.len())
             })
             .collect())
     }
@@ -594,7 +594,7 @@ mod tests {
     fn cells() -> HbaseGetResult {
         HbaseGetResult {
             result_value: Some(vec![TCell {
-                value: Some(vec![7; 1000]),
+                value: Some(vec![7; 1000].into()),
                 timestamp: Some(42),
             }]),
             io: None,
@@ -614,7 +614,7 @@ mod tests {
             let cells = answer.expect("the call succeeded");
             assert_eq!(cells.len(), 1);
             assert_eq!(cells[0].timestamp, Some(42));
-            assert_eq!(cells[0].value.as_ref().map(Vec::len), Some(1000));
+            assert_eq!(cells[0].value.as_ref().map(|value| value.len()), Some(1000));
         }
     }
 

@@ -26,11 +26,11 @@ pub const REGION_VERSION: i8 = 1;
 /// Compression names HBase accepts (compared case-insensitively).
 const COMPRESSION_NAMES: &[&str] = &["none", "gz", "snappy", "lzo", "lz4", "bzip2", "zstd"];
 
-/// A cell as a bare `TCell`. The value's buffer becomes the `TCell`'s when the
-/// cell holds the only reference to it (as the storage engine's read results
-/// do), so a value is copied once, out of its block, on its way to the client.
+/// A cell as a bare `TCell`. The `TCell` shares the cell's value buffer (a
+/// memtable entry's, or the one the read copied out of its block): the value is
+/// not copied again on its way to the client.
 pub fn tcell(cell: Cell) -> TCell {
-    TCell::new(Vec::from(cell.value), cell.timestamp)
+    TCell::new(cell.value, cell.timestamp)
 }
 
 /// A row's cells as one `TRowResult`: `sortedColumns` (ordered by family, then
@@ -201,6 +201,23 @@ mod tests {
             timestamp: ts,
             value: Bytes::copy_from_slice(v.as_bytes()),
         }
+    }
+
+    #[test]
+    fn a_tcell_shares_a_value_another_holder_still_holds() {
+        // As a memtable-resident value is: the memtable keeps its reference.
+        let stored = Bytes::from(vec![b'v'; 1000]);
+        let mut read = cell("cf", "a", 7, "");
+        read.value = stored.clone();
+        let sent = tcell(read);
+        let value = sent.value.expect("a value");
+        assert_eq!(value, stored);
+        assert_eq!(
+            value.as_ptr(),
+            stored.as_ptr(),
+            "the reply copied the value"
+        );
+        assert_eq!(sent.timestamp, Some(7));
     }
 
     fn happybase_descriptor(name: &str) -> ColumnDescriptor {

@@ -317,7 +317,7 @@ pub fn tresult(row: &[u8], mut cells: Vec<Cell>, partial: bool) -> TResult {
             TColumnValue::new(
                 c.family.to_vec(),
                 c.qualifier.to_vec(),
-                Vec::from(c.value),
+                c.value,
                 c.timestamp,
                 None,
                 PUT_TYPE_CODE,
@@ -342,7 +342,7 @@ pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Durability)> {
             family: Bytes::from(cv.family),
             qualifier: Bytes::from(cv.qualifier),
             timestamp: cv.timestamp.unwrap_or(default_ts),
-            value: Bytes::from(cv.value),
+            value: cv.value,
         });
     }
     Ok((rm, durability(put.durability)))
@@ -589,6 +589,27 @@ mod tests {
             existence_only: None,
             filter_bytes: None,
         }
+    }
+
+    #[test]
+    fn a_tresult_shares_the_values_of_its_cells() {
+        let stored = Bytes::from(vec![b'v'; 1000]);
+        let cell = Cell {
+            row: Bytes::from_static(b"r"),
+            family: Bytes::from_static(b"f"),
+            qualifier: Bytes::from_static(b"q"),
+            timestamp: 5,
+            value: stored.clone(),
+        };
+        let result = tresult(b"r", vec![cell], false);
+        assert_eq!(result.column_values.len(), 1);
+        let value = &result.column_values[0].value;
+        assert_eq!(value, &stored);
+        assert_eq!(
+            value.as_ptr(),
+            stored.as_ptr(),
+            "the reply copied the value"
+        );
     }
 
     fn tdelete(row: &[u8]) -> TDelete {

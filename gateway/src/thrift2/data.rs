@@ -253,13 +253,7 @@ impl Thrift2Handler {
         let columns: Vec<(Bytes, Bytes, Bytes)> = append
             .columns
             .into_iter()
-            .map(|c| {
-                (
-                    Bytes::from(c.family),
-                    Bytes::from(c.qualifier),
-                    Bytes::from(c.value),
-                )
-            })
+            .map(|c| (Bytes::from(c.family), Bytes::from(c.qualifier), c.value))
             .collect();
         let cells = self
             .backend

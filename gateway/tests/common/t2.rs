@@ -99,7 +99,7 @@ pub fn tput(row: &str, cells: &[(&str, &str)], ts: Option<i64>) -> TPut {
                 TColumnValue::new(
                     f.as_bytes().to_vec(),
                     q.as_bytes().to_vec(),
-                    v.as_bytes().to_vec(),
+                    bytes::Bytes::copy_from_slice(v.as_bytes()),
                     None,
                     None,
                     None,

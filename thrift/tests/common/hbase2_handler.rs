@@ -58,7 +58,14 @@ impl THBaseServiceSyncHandler for &TestHandler {
             )
             .into());
         }
-        let cell = TColumnValue::new(b"cf".to_vec(), b"q".to_vec(), b"v".to_vec(), 9, None, 4);
+        let cell = TColumnValue::new(
+            b"cf".to_vec(),
+            b"q".to_vec(),
+            bytes::Bytes::from_static(b"v"),
+            9,
+            None,
+            4,
+        );
         Ok(TResult::new(tget.row, vec![cell], None, None))
     }
     fn handle_get_multiple(

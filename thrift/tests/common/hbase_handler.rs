@@ -150,7 +150,10 @@ impl HbaseSyncHandler for &TestHandler {
             columns.len(),
             attributes.len()
         ));
-        let cells = BTreeMap::from([(b"cf:a".to_vec(), TCell::new(b"v".to_vec(), 42))]);
+        let cells = BTreeMap::from([(
+            b"cf:a".to_vec(),
+            TCell::new(bytes::Bytes::from_static(b"v"), 42),
+        )]);
         Ok(vec![TRowResult::new(row, cells, None)])
     }
     fn handle_get_row_ts(
