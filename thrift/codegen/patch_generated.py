@@ -506,13 +506,23 @@ def struct_section(text, name):
     return start, end
 
 
-def shared_cell_values(text, fields):
+def shared_cell_values(text, fields, model):
     """Step 10: the listed `binary` fields become `bytes::Bytes`."""
+    structs = {struct["name"]: struct for struct in model["structs"]}
     for name, field, field_id in fields:
         what = f"{name}.{field}"
+        declared_in_idl = [
+            f
+            for f in structs.get(name, {}).get("fields", [])
+            if f["name"] == field and f["key"] == field_id and f["typeId"] == "binary"
+        ]
+        if len(declared_in_idl) != 1:
+            raise PatchError(f"{what}: not a binary field with id {field_id} in the IDL")
         start, end = struct_section(text, name)
         section = text[start:end]
-        declared = re.search(r"^  pub %s: (Option<(?:Bytes|Vec<u8>)>|Vec<u8>),$" % field, section, re.M)
+        declared = re.search(
+            r"^  pub %s: (Option<(?:Bytes|Vec<u8>)>|Vec<u8>),$" % field, section, re.M
+        )
         if not declared:
             raise PatchError(f"{what}: declaration not found")
         old_type = declared.group(1)
@@ -595,7 +605,7 @@ def patch(text, model, shared_values):
     text = check_wire_types(text, model)
     text = publish_call_structs(text, model)
     text = nameless_writer_identifiers(text)
-    text = shared_cell_values(text, shared_values)
+    text = shared_cell_values(text, shared_values, model)
     return text
 
 
