@@ -139,8 +139,8 @@ fn put_multiple_and_cell_timestamps() {
     let t = fresh2(&mut c, "t2_putm", &["f"], 3);
     let mut p = tput("a", &[("f:x", "1")], Some(100));
     p.column_values.push(TColumnValue::new(
-        bytes::Bytes::from_static(b"f"),
-        bytes::Bytes::from_static(b"y"),
+        b"f".to_vec(),
+        b"y".to_vec(),
         bytes::Bytes::from_static(b"2"),
         55,
         None,
@@ -416,8 +416,8 @@ fn increment_append_and_mutate_row() {
     let app = TAppend {
         row: b"r".to_vec(),
         columns: vec![TColumnValue::new(
-            bytes::Bytes::from_static(b"f"),
-            bytes::Bytes::from_static(b"s"),
+            b"f".to_vec(),
+            b"s".to_vec(),
             bytes::Bytes::from_static(b"def"),
             None,
             None,

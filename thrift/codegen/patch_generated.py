@@ -49,13 +49,12 @@ mismatch aborts, so a changed compiler cannot slip through silently):
    compact protocols write a field's type and id only, and the generated
    `new` turned each name into a `String` on every field of every reply.
 
-10. Reply cells are shared buffers. The fields that carry a stored cell's bytes
-   to a client are `bytes::Bytes` instead of `Vec<u8>`: Thrift1 `TCell.value`
-   and `TRowResult.row`, Thrift2 `TColumnValue.family`, `.qualifier` and
-   `.value` and `TResult.row`. A row, qualifier or value the server holds (in a
-   memtable, a scan's row arena, a cell read from a block) then goes into a
-   reply by reference count instead of by copy. The reader wraps the decoded
-   `Vec<u8>` without copying it; the writer writes the same bytes as before.
+10. Cell values are shared buffers. The `value` field of the structs that carry a
+   stored cell's value to a client (Thrift1 `TCell`, Thrift2 `TColumnValue`) is
+   a `bytes::Bytes` instead of a `Vec<u8>`, so a value the server holds (a
+   memtable entry, a block-cached cell) goes into a reply by reference count
+   instead of by copy. The reader wraps the decoded `Vec<u8>` without copying
+   it; the writer writes the same bytes as before.
 
 The output depends only on the two inputs, so regeneration is byte-for-byte
 reproducible.
@@ -74,8 +73,8 @@ HEADER_NOTE = (
     "// are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,\n"
     "// known fields and container elements of the wrong wire type are skipped,\n"
     "// container sizes are checked and an empty union is an error, not a panic;\n"
-    "// call structs are public, writers build nameless identifiers and the\n"
-    "// byte fields of reply cells and rows are `bytes::Bytes`.\n"
+    "// call structs are public, writers build nameless identifiers and cell\n"
+    "// values are `bytes::Bytes`.\n"
 )
 
 UNKNOWN_METHOD_ARM = """      method => {
@@ -487,15 +486,10 @@ def nameless_writer_identifiers(text):
     return text
 
 
-# Step 10: (struct, field, field id) whose `binary` type becomes `bytes::Bytes`.
+# Step 10: (struct, field, field id) whose `binary` value becomes `bytes::Bytes`.
 SHARED_VALUE_FIELDS = {
-    "hbase": [("TCell", "value", 1), ("TRowResult", "row", 1)],
-    "hbase2": [
-        ("TColumnValue", "family", 1),
-        ("TColumnValue", "qualifier", 2),
-        ("TColumnValue", "value", 3),
-        ("TResult", "row", 1),
-    ],
+    "hbase": [("TCell", "value", 1)],
+    "hbase2": [("TColumnValue", "value", 3)],
 }
 SHARED = "bytes::Bytes"
 
@@ -527,7 +521,7 @@ def shared_cell_values(text, fields, model):
         start, end = struct_section(text, name)
         section = text[start:end]
         declared = re.search(
-            r"^  pub %s: (Option<(?:Bytes|Text|Vec<u8>)>|Vec<u8>),$" % field, section, re.M
+            r"^  pub %s: (Option<(?:Bytes|Vec<u8>)>|Vec<u8>),$" % field, section, re.M
         )
         if not declared:
             raise PatchError(f"{what}: declaration not found")
@@ -550,30 +544,30 @@ def shared_cell_values(text, fields, model):
                 1,
                 f"{what}: constructor bound",
             )
-        else:
-            parameter = re.compile(r"(pub fn new<[^>]*>\((?:[^)]*, )?)%s: Vec<u8>([,)])" % field)
-            section, found = parameter.subn(r"\g<1>%s: %s\2" % (field, SHARED), section, count=1)
-            if found != 1:
-                raise PatchError(f"{what}: constructor parameter not found")
-        # The reader's slot: `None`, or the empty value of a default-requiredness field.
-        slot = re.compile(
-            r"^    let mut f_%d: Option<%s> = (None|Some\(Vec::new\(\)\));$"
-            % (field_id, re.escape(inner)),
-            re.M,
-        )
-        slots = slot.findall(section)
-        if len(slots) != 1:
-            raise PatchError(f"{what}: reader slot found {len(slots)} times")
-        empty = "None" if slots[0] == "None" else f"Some({SHARED}::new())"
-        section = slot.sub(f"    let mut f_{field_id}: Option<{SHARED}> = {empty};", section)
-        # `Default`, where the struct has one, starts the field empty.
-        if f"impl Default for {name} {{" in section:
+            section = replace_exactly(
+                section,
+                f"    let mut f_{field_id}: Option<{inner}> = Some(Vec::new());\n",
+                f"    let mut f_{field_id}: Option<{SHARED}> = Some({SHARED}::new());\n",
+                1,
+                f"{what}: reader default",
+            )
             section = replace_exactly(
                 section,
                 f"      {field}: Some(Vec::new()),\n",
                 f"      {field}: Some({SHARED}::new()),\n",
                 1,
                 f"{what}: Default",
+            )
+        else:
+            section = replace_exactly(
+                section, f" {field}: Vec<u8>, ", f" {field}: {SHARED}, ", 1, f"{what}: constructor"
+            )
+            section = replace_exactly(
+                section,
+                f"    let mut f_{field_id}: Option<Vec<u8>> = None;\n",
+                f"    let mut f_{field_id}: Option<{SHARED}> = None;\n",
+                1,
+                f"{what}: reader slot",
             )
         section = replace_exactly(
             section,

@@ -6,8 +6,8 @@
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
 // container sizes are checked and an empty union is an error, not a panic;
-// call structs are public, writers build nameless identifiers and the
-// byte fields of reply cells and rows are `bytes::Bytes`.
+// call structs are public, writers build nameless identifiers and cell
+// values are `bytes::Bytes`.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -946,13 +946,13 @@ impl Default for TColumn {
 /// the latter only for scanners opened with TScan.sortColumns = true.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub struct TRowResult {
-  pub row: Option<bytes::Bytes>,
+  pub row: Option<Text>,
   pub columns: Option<BTreeMap<Text, TCell>>,
   pub sorted_columns: Option<Vec<TColumn>>,
 }
 
 impl TRowResult {
-  pub fn new<F1, F2, F3>(row: F1, columns: F2, sorted_columns: F3) -> TRowResult where F1: Into<Option<bytes::Bytes>>, F2: Into<Option<BTreeMap<Text, TCell>>>, F3: Into<Option<Vec<TColumn>>> {
+  pub fn new<F1, F2, F3>(row: F1, columns: F2, sorted_columns: F3) -> TRowResult where F1: Into<Option<Text>>, F2: Into<Option<BTreeMap<Text, TCell>>>, F3: Into<Option<Vec<TColumn>>> {
     TRowResult {
       row: row.into(),
       columns: columns.into(),
@@ -964,7 +964,7 @@ impl TRowResult {
 impl TSerializable for TRowResult {
   fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TRowResult> {
     i_prot.read_struct_begin()?;
-    let mut f_1: Option<bytes::Bytes> = Some(bytes::Bytes::new());
+    let mut f_1: Option<Text> = Some(Vec::new());
     let mut f_2: Option<BTreeMap<Text, TCell>> = None;
     let mut f_3: Option<Vec<TColumn>> = None;
     loop {
@@ -975,7 +975,7 @@ impl TSerializable for TRowResult {
       let field_id = field_id(&field_ident)?;
       match field_id {
         1 if field_ident.field_type == TType::String => {
-          let val = bytes::Bytes::from(i_prot.read_bytes()?);
+          let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
         2 if field_ident.field_type == TType::Map => {
@@ -1039,7 +1039,7 @@ impl TSerializable for TRowResult {
 impl Default for TRowResult {
   fn default() -> Self {
     TRowResult{
-      row: Some(bytes::Bytes::new()),
+      row: Some(Vec::new()),
       columns: Some(BTreeMap::new()),
       sorted_columns: Some(Vec::new()),
     }

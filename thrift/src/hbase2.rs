@@ -6,8 +6,8 @@
 // are answered with PROTOCOL_ERROR, unknown fields are skipped byte-safely,
 // known fields and container elements of the wrong wire type are skipped,
 // container sizes are checked and an empty union is an error, not a panic;
-// call structs are public, writers build nameless identifiers and the
-// byte fields of reply cells and rows are `bytes::Bytes`.
+// call structs are public, writers build nameless identifiers and cell
+// values are `bytes::Bytes`.
 
 #![allow(unused_imports)]
 #![allow(unused_extern_crates)]
@@ -940,8 +940,8 @@ impl TSerializable for TColumn {
 /// `byte` are the same wire type.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub struct TColumnValue {
-  pub family: bytes::Bytes,
-  pub qualifier: bytes::Bytes,
+  pub family: Vec<u8>,
+  pub qualifier: Vec<u8>,
   pub value: bytes::Bytes,
   pub timestamp: Option<i64>,
   pub tags: Option<Vec<u8>>,
@@ -949,7 +949,7 @@ pub struct TColumnValue {
 }
 
 impl TColumnValue {
-  pub fn new<F4, F5, F6>(family: bytes::Bytes, qualifier: bytes::Bytes, value: bytes::Bytes, timestamp: F4, tags: F5, type_: F6) -> TColumnValue where F4: Into<Option<i64>>, F5: Into<Option<Vec<u8>>>, F6: Into<Option<i8>> {
+  pub fn new<F4, F5, F6>(family: Vec<u8>, qualifier: Vec<u8>, value: bytes::Bytes, timestamp: F4, tags: F5, type_: F6) -> TColumnValue where F4: Into<Option<i64>>, F5: Into<Option<Vec<u8>>>, F6: Into<Option<i8>> {
     TColumnValue {
       family,
       qualifier,
@@ -964,8 +964,8 @@ impl TColumnValue {
 impl TSerializable for TColumnValue {
   fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TColumnValue> {
     i_prot.read_struct_begin()?;
-    let mut f_1: Option<bytes::Bytes> = None;
-    let mut f_2: Option<bytes::Bytes> = None;
+    let mut f_1: Option<Vec<u8>> = None;
+    let mut f_2: Option<Vec<u8>> = None;
     let mut f_3: Option<bytes::Bytes> = None;
     let mut f_4: Option<i64> = None;
     let mut f_5: Option<Vec<u8>> = None;
@@ -978,11 +978,11 @@ impl TSerializable for TColumnValue {
       let field_id = field_id(&field_ident)?;
       match field_id {
         1 if field_ident.field_type == TType::String => {
-          let val = bytes::Bytes::from(i_prot.read_bytes()?);
+          let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
         2 if field_ident.field_type == TType::String => {
-          let val = bytes::Bytes::from(i_prot.read_bytes()?);
+          let val = i_prot.read_bytes()?;
           f_2 = Some(val);
         },
         3 if field_ident.field_type == TType::String => {
@@ -1143,14 +1143,14 @@ impl TSerializable for TColumnIncrement {
 /// and no cells.
 #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 pub struct TResult {
-  pub row: Option<bytes::Bytes>,
+  pub row: Option<Vec<u8>>,
   pub column_values: Vec<TColumnValue>,
   pub stale: Option<bool>,
   pub partial: Option<bool>,
 }
 
 impl TResult {
-  pub fn new<F1, F3, F4>(row: F1, column_values: Vec<TColumnValue>, stale: F3, partial: F4) -> TResult where F1: Into<Option<bytes::Bytes>>, F3: Into<Option<bool>>, F4: Into<Option<bool>> {
+  pub fn new<F1, F3, F4>(row: F1, column_values: Vec<TColumnValue>, stale: F3, partial: F4) -> TResult where F1: Into<Option<Vec<u8>>>, F3: Into<Option<bool>>, F4: Into<Option<bool>> {
     TResult {
       row: row.into(),
       column_values,
@@ -1163,7 +1163,7 @@ impl TResult {
 impl TSerializable for TResult {
   fn read_from_in_protocol(i_prot: &mut dyn TInputProtocol) -> thrift::Result<TResult> {
     i_prot.read_struct_begin()?;
-    let mut f_1: Option<bytes::Bytes> = None;
+    let mut f_1: Option<Vec<u8>> = None;
     let mut f_2: Option<Vec<TColumnValue>> = None;
     let mut f_3: Option<bool> = None;
     let mut f_4: Option<bool> = None;
@@ -1175,7 +1175,7 @@ impl TSerializable for TResult {
       let field_id = field_id(&field_ident)?;
       match field_id {
         1 if field_ident.field_type == TType::String => {
-          let val = bytes::Bytes::from(i_prot.read_bytes()?);
+          let val = i_prot.read_bytes()?;
           f_1 = Some(val);
         },
         2 if field_ident.field_type == TType::List => {

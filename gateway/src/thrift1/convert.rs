@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use tabula_storage::{BloomType, Cell, Compression, Durability, FamilySchema};
 use tabula_thrift::hbase::{ColumnDescriptor, TCell, TColumn, TRegionInfo, TRowResult};
 
@@ -37,7 +36,7 @@ pub fn tcell(cell: Cell) -> TCell {
 /// A row's cells as one `TRowResult`: `sortedColumns` (ordered by family, then
 /// qualifier) when `sorted`, else the `columns` map keyed `family:qualifier`, which
 /// keeps the first cell of each column (the newest version).
-pub fn row_result(row: Bytes, cells: Vec<Cell>, sorted: bool) -> TRowResult {
+pub fn row_result(row: &[u8], cells: Vec<Cell>, sorted: bool) -> TRowResult {
     if sorted {
         let mut ordered = cells;
         ordered.sort_by(|a, b| {
@@ -48,14 +47,14 @@ pub fn row_result(row: Bytes, cells: Vec<Cell>, sorted: bool) -> TRowResult {
             .into_iter()
             .map(|c| TColumn::new(column_key(&c.family, &c.qualifier), tcell(c)))
             .collect::<Vec<_>>();
-        TRowResult::new(row, None, columns)
+        TRowResult::new(row.to_vec(), None, columns)
     } else {
         let mut map = BTreeMap::new();
         for c in cells {
             map.entry(column_key(&c.family, &c.qualifier))
                 .or_insert_with(|| tcell(c));
         }
-        TRowResult::new(row, map, None)
+        TRowResult::new(row.to_vec(), map, None)
     }
 }
 
@@ -238,7 +237,7 @@ mod tests {
     #[test]
     fn unsorted_results_fill_only_the_map() {
         let r = row_result(
-            Bytes::from_static(b"r"),
+            b"r",
             vec![cell("cf", "b", 2, "x"), cell("cf", "a", 1, "y")],
             false,
         );
@@ -251,7 +250,7 @@ mod tests {
     #[test]
     fn sorted_results_fill_only_the_list_in_column_order() {
         let r = row_result(
-            Bytes::from_static(b"r"),
+            b"r",
             vec![
                 cell("cf2", "a", 1, "1"),
                 cell("cf", "b", 1, "2"),

@@ -77,7 +77,7 @@ impl Thrift1Handler {
                 continue;
             }
             sort_like_hbase(&mut cells);
-            results.push(row_result(row, cells, false));
+            results.push(row_result(&row, cells, false));
         }
         Ok(results)
     }

@@ -168,7 +168,7 @@ impl Thrift1Handler {
             .map(|mut r| {
                 sort_like_hbase(&mut r.cells);
                 let row = r.row().clone();
-                row_result(row, r.cells, sorted)
+                row_result(&row, r.cells, sorted)
             })
             .collect())
     }

@@ -62,10 +62,10 @@ impl Thrift2Handler {
         let request = get_request(get)?;
         let cells = self.backend.get(table, &request.row, &request.spec)?;
         if request.existence_only {
-            return Ok(tresult(request.row, Vec::new(), false));
+            return Ok(tresult(&request.row, Vec::new(), false));
         }
         let cells = request.window.apply(cells);
-        Ok(tresult(request.row, cells, false))
+        Ok(tresult(&request.row, cells, false))
     }
 
     /// getMultiple: one TResult per TGet, in order.
@@ -236,9 +236,9 @@ impl Thrift2Handler {
             .backend
             .increment(table, &row, &columns, durability(inc.durability))?;
         if !inc.return_results.unwrap_or(true) {
-            return Ok(tresult(row, Vec::new(), false));
+            return Ok(tresult(&row, Vec::new(), false));
         }
-        Ok(tresult(row, cells, false))
+        Ok(tresult(&row, cells, false))
     }
 
     /// append: bytes appended to each column; the new values, or an empty TResult
@@ -253,15 +253,15 @@ impl Thrift2Handler {
         let columns: Vec<(Bytes, Bytes, Bytes)> = append
             .columns
             .into_iter()
-            .map(|c| (c.family, c.qualifier, c.value))
+            .map(|c| (Bytes::from(c.family), Bytes::from(c.qualifier), c.value))
             .collect();
         let cells = self
             .backend
             .append(table, &row, &columns, durability(append.durability))?;
         if !append.return_results.unwrap_or(true) {
-            return Ok(tresult(row, Vec::new(), false));
+            return Ok(tresult(&row, Vec::new(), false));
         }
-        Ok(tresult(row, cells, false))
+        Ok(tresult(&row, cells, false))
     }
 
     /// mutateRow: puts and deletes on one row, applied atomically.

@@ -51,7 +51,7 @@ fn tresults(rows: Vec<RowResult>) -> Vec<TResult> {
     rows.into_iter()
         .map(|r| {
             let row = r.row().clone();
-            tresult(row, r.cells, r.partial)
+            tresult(&row, r.cells, r.partial)
         })
         .collect()
 }

@@ -97,8 +97,8 @@ pub fn tput(row: &str, cells: &[(&str, &str)], ts: Option<i64>) -> TPut {
             .map(|(c, v)| {
                 let (f, q) = c.split_once(':').unwrap_or((c, ""));
                 TColumnValue::new(
-                    bytes::Bytes::copy_from_slice(f.as_bytes()),
-                    bytes::Bytes::copy_from_slice(q.as_bytes()),
+                    f.as_bytes().to_vec(),
+                    q.as_bytes().to_vec(),
                     bytes::Bytes::copy_from_slice(v.as_bytes()),
                     None,
                     None,

@@ -59,19 +59,14 @@ impl THBaseServiceSyncHandler for &TestHandler {
             .into());
         }
         let cell = TColumnValue::new(
-            bytes::Bytes::from_static(b"cf"),
-            bytes::Bytes::from_static(b"q"),
+            b"cf".to_vec(),
+            b"q".to_vec(),
             bytes::Bytes::from_static(b"v"),
             9,
             None,
             4,
         );
-        Ok(TResult::new(
-            bytes::Bytes::from(tget.row),
-            vec![cell],
-            None,
-            None,
-        ))
+        Ok(TResult::new(tget.row, vec![cell], None, None))
     }
     fn handle_get_multiple(
         &self,

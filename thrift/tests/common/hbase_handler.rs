@@ -154,7 +154,7 @@ impl HbaseSyncHandler for &TestHandler {
             b"cf:a".to_vec(),
             TCell::new(bytes::Bytes::from_static(b"v"), 42),
         )]);
-        Ok(vec![TRowResult::new(bytes::Bytes::from(row), cells, None)])
+        Ok(vec![TRowResult::new(row, cells, None)])
     }
     fn handle_get_row_ts(
         &self,
