@@ -126,7 +126,7 @@ pub trait TabletService: Send + Sync {
     /// otherwise one result per row.
     fn mutate_batch(
         &self,
-        batches: &[(u64, Vec<RowMutation>)],
+        batches: &[(u64, Vec<&RowMutation>)],
         durability: Durability,
     ) -> Vec<RsResult<Vec<RsResult<()>>>>;
 

@@ -135,10 +135,10 @@ impl TabletService for RegionServer {
 
     fn mutate_batch(
         &self,
-        batches: &[(u64, Vec<RowMutation>)],
+        batches: &[(u64, Vec<&RowMutation>)],
         durability: Durability,
     ) -> Vec<RsResult<Vec<RsResult<()>>>> {
-        let groups: Vec<(u64, &[RowMutation])> = batches
+        let groups: Vec<(u64, &[&RowMutation])> = batches
             .iter()
             .map(|(tablet, rows)| (*tablet, rows.as_slice()))
             .collect();

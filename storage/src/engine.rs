@@ -502,12 +502,12 @@ impl Engine {
     /// error when its tablet is not open here, otherwise one result per row.
     pub fn mutate_batches(
         &self,
-        groups: &[(u64, &[RowMutation])],
+        groups: &[(u64, &[&RowMutation])],
         durability: Durability,
     ) -> Vec<Result<Vec<Result<()>>>> {
         let tablets: Vec<Result<Arc<Tablet>>> =
             groups.iter().map(|&(id, _)| self.tablet(id)).collect();
-        let open: Vec<(&Tablet, &[RowMutation])> = tablets
+        let open: Vec<(&Tablet, &[&RowMutation])> = tablets
             .iter()
             .zip(groups)
             .filter_map(|(t, &(_, rows))| t.as_ref().ok().map(|t| (t.as_ref(), rows)))

@@ -99,6 +99,8 @@ fn one_engine_batch_spans_tablets_and_names_the_missing_ones() {
     let put = |i: usize| RowMutation::new(row(i)).put(&b"f"[..], &b"q"[..], 5, format!("v{i}"));
     let low: Vec<RowMutation> = (0..100).map(put).collect();
     let high: Vec<RowMutation> = (100..200).map(put).collect();
+    let low: Vec<&RowMutation> = low.iter().collect();
+    let high: Vec<&RowMutation> = high.iter().collect();
     let groups = [(1u64, &low[..]), (9, &high[..]), (2, &high[..])];
     let outcome = engine.mutate_batches(&groups, Durability::Sync);
     assert_eq!(outcome.len(), 3);

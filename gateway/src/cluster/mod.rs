@@ -543,10 +543,12 @@ impl Backend for ClusterBackend {
                         continue;
                     }
                 };
-                let batches: Vec<(u64, Vec<RowMutation>)> = tablets
+                // Borrowed, not cloned: a row the tablet no longer serves is sent
+                // again from `mutations` after the retry pause.
+                let batches: Vec<(u64, Vec<&RowMutation>)> = tablets
                     .iter()
                     .map(|(loc, rows)| {
-                        let batch = rows.iter().filter_map(|&i| mutations.get(i).cloned());
+                        let batch = rows.iter().filter_map(|&i| mutations.get(i));
                         (loc.tablet_id, batch.collect())
                     })
                     .collect();

@@ -25,7 +25,7 @@ struct Unpublished<'a> {
 /// one engine (they share its commit log). Returns one result per row, grouped as
 /// given.
 pub(crate) fn apply_batches(
-    groups: &[(&Tablet, &[RowMutation])],
+    groups: &[(&Tablet, &[&RowMutation])],
     durability: Durability,
 ) -> Vec<Vec<Result<()>>> {
     let mut results: Vec<Vec<Result<()>>> = groups

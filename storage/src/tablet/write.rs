@@ -62,7 +62,8 @@ impl Tablet {
     /// Returns one result per mutation. A write is visible only once the batch's
     /// log wait is over, as for [`Tablet::mutate`].
     pub fn mutate_batch(&self, rms: &[RowMutation], durability: Durability) -> Vec<Result<()>> {
-        super::batch::apply_batches(&[(self, rms)], durability)
+        let rows: Vec<&RowMutation> = rms.iter().collect();
+        super::batch::apply_batches(&[(self, &rows)], durability)
             .into_iter()
             .next()
             .unwrap_or_default()
