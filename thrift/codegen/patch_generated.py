@@ -506,10 +506,13 @@ def struct_section(text, name):
     return start, end
 
 
-def shared_cell_values(text, fields, model):
-    """Step 10: the listed `binary` fields become `bytes::Bytes`."""
+def shared_cell_values(text, model):
+    """Step 10: the `binary` fields listed for this IDL become `bytes::Bytes`."""
+    idl = model.get("name")
+    if idl not in SHARED_VALUE_FIELDS:
+        raise PatchError(f"no step-10 field list for IDL {idl!r}")
     structs = {struct["name"]: struct for struct in model["structs"]}
-    for name, field, field_id in fields:
+    for name, field, field_id in SHARED_VALUE_FIELDS[idl]:
         what = f"{name}.{field}"
         declared_in_idl = [
             f
@@ -582,7 +585,7 @@ def shared_cell_values(text, fields, model):
     return text
 
 
-def patch(text, model, shared_values):
+def patch(text, model):
     first_lines = "// DO NOT EDIT UNLESS YOU ARE SURE THAT YOU KNOW WHAT YOU ARE DOING\n"
     text = replace_exactly(text, first_lines, first_lines + HEADER_NOTE, 1, "header")
     text = relax_arguments(text, model)
@@ -605,7 +608,7 @@ def patch(text, model, shared_values):
     text = check_wire_types(text, model)
     text = publish_call_structs(text, model)
     text = nameless_writer_identifiers(text)
-    text = shared_cell_values(text, shared_values, model)
+    text = shared_cell_values(text, model)
     return text
 
 
@@ -619,10 +622,7 @@ def main(argv):
     with open(input_path, encoding="utf-8", newline="") as input_file:
         text = input_file.read()
     try:
-        idl = model.get("name")
-        if idl not in SHARED_VALUE_FIELDS:
-            raise PatchError(f"no step-10 field list for IDL {idl!r}")
-        text = patch(text, model, SHARED_VALUE_FIELDS[idl])
+        text = patch(text, model)
     except PatchError as error:
         sys.stderr.write(f"patch_generated.py: {input_path}: {error}\n")
         return 1
