@@ -200,7 +200,9 @@ pub fn store(dir: &Path, state: &ManifestState) -> Result<()> {
         f.write_all(&state.encode()).map_err(|e| io("writing", e))?;
         f.sync_all().map_err(|e| io("syncing", e))?;
     }
+    fail::fail_point!("manifest-tmp-written");
     fs::rename(&tmp, manifest_path(dir)).map_err(|e| io("renaming", e))?;
+    fail::fail_point!("manifest-renamed");
     sync_dir(dir)
 }
 

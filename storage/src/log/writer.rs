@@ -384,6 +384,7 @@ impl SegmentWriter {
                     }
                 })
                 .map_err(|e| Error::io(format!("sealing log segment {}", path.display()), e))?;
+            fail::fail_point!("log-segment-sealed");
         }
         Ok(())
     }
@@ -896,6 +897,7 @@ impl Shared {
                 Ok(()) => {
                     removed_any = true;
                     tracing::debug!(path = %path.display(), "deleted obsolete log segment");
+                    fail::fail_point!("log-segment-deleted");
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {

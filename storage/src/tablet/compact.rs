@@ -173,6 +173,7 @@ impl Tablet {
             report.output_files += 1;
             report.output_bytes += o.entry.size;
         }
+        fail::fail_point!("compaction-output-written");
         self.replace_files(inputs, output)
     }
 
@@ -204,6 +205,7 @@ impl Tablet {
             },
             None,
         )?;
+        fail::fail_point!("compaction-installed");
         // A closed tablet deletes nothing: a split parent's files are the children's.
         if self.is_closed() {
             return Ok(());

@@ -112,6 +112,7 @@ impl Tablet {
             new_files.push(self.open_file(FileEntry::written(family, rel, &meta))?);
         }
         manifest::sync_dir(&self.dir)?;
+        fail::fail_point!("flush-files-written");
 
         let flushed_seq = mem.max_seq();
         self.install(
@@ -123,6 +124,7 @@ impl Tablet {
             },
             Some(&mem),
         )?;
+        fail::fail_point!("flush-installed");
         if let Err(e) = self.shared.log.mark_flushed(self.id, flushed_seq) {
             tracing::warn!(tablet = self.id, error = %e, "could not release commit log segments");
         }

@@ -111,6 +111,7 @@ impl Tablet {
             manifest::store(&self.dir, &m)?;
             m.clone()
         };
+        fail::fail_point!("split-parent-disowned");
         // Each file's first and last row, so that a child is not handed files
         // wholly outside its rows (a sequential load's files each cover a stretch).
         let version = self.version();
@@ -137,6 +138,7 @@ impl Tablet {
             manifest::store(&dir, child)?;
         }
         manifest::sync_dir(root)?;
+        fail::fail_point!("split-children-written");
         if let Err(e) = self.shared.log.forget_tablet(self.id) {
             tracing::warn!(tablet = self.id, error = %e, "could not release commit log segments");
         }
