@@ -254,6 +254,7 @@ impl Engine {
         };
         let (log, old_segments) = CommitLog::open(&opts.log_dir(), log_opts)?;
         recovery::split_segments(&old_segments, &tablets_root)?;
+        fail::fail_point!("recovery-segments-split");
         log.delete_replayed(&old_segments)?;
         let cache = Arc::new(BlockCache::new(opts.memory_budget / 4));
         let memtable_memory = Arc::new(MemtableMemory::new(memtable_budget(&opts)));
@@ -405,6 +406,7 @@ impl Engine {
                 records = edits.len(),
                 "replayed recovered edits"
             );
+            fail::fail_point!("recovery-edits-replayed");
         }
         recovery::remove_edits(&dir)?;
         self.shared

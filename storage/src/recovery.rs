@@ -67,6 +67,7 @@ pub fn split_segments(segments: &[PathBuf], tablets_root: &Path) -> Result<()> {
             f.sync_all().map_err(|e| io("syncing", e))?;
             fs::rename(&tmp, &target).map_err(|e| io("renaming", e))?;
             sync_dir(&rdir)?;
+            fail::fail_point!("recovery-edits-written");
         }
         tracing::info!(segment = %segment.display(), records = records.len(), "split commit log segment");
     }

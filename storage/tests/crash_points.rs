@@ -3,10 +3,12 @@
 //! multi-step change of durable state (the engine's `fail::fail_point!`s, compiled
 //! in with the `failpoints` feature): a manifest written but not renamed, flushed
 //! files not yet in the manifest, a compaction installed but its inputs not yet
-//! deleted, a log segment sealed or deleted, a split half done. A child process
-//! writes synced RowMutations (reporting each acknowledgement on stdout), flushes,
-//! compacts and finally splits the tablet; at the chosen hit of the chosen point it
-//! ends at once with `_exit`, running no destructor and no further step. The parent
+//! deleted, a log segment sealed or deleted, a split half done, a recovery half
+//! done. A child process writes synced RowMutations (reporting each
+//! acknowledgement on stdout), flushes, compacts and finally splits the tablet (or,
+//! for the recovery points, reopens a log another child left); at the chosen hit
+//! of the chosen point it ends at once with `_exit`, running no destructor and no
+//! further step. The parent
 //! then reopens the engine and checks that every acknowledged mutation is there in
 //! full, that nothing is half-applied, and that the reopened tablet still takes
 //! writes, flushes and compactions and keeps them across another reopen.
@@ -37,7 +39,13 @@ const CHILD_DIR_VAR: &str = "TABULA_CRASH_CHILD_DIR";
 const CHILD_POINT_VAR: &str = "TABULA_CRASH_POINT";
 /// Set in the child: which hit of the point ends the process (1 = the first).
 const CHILD_HIT_VAR: &str = "TABULA_CRASH_HIT";
-/// The child's exit status when it stopped at its crash point.
+/// Set in the child: `recover` to only open the engine and the tablet (the crash
+/// point then lies in recovery), `write` to write [`WRITE_MODE_ROUNDS`] rounds of
+/// mutations and stop without a flush (over more than one log segment); unset,
+/// the whole work of [`ROUNDS`].
+const CHILD_MODE_VAR: &str = "TABULA_CRASH_MODE";
+/// The child's exit status when it stopped at its crash point (or, in `write`
+/// mode, after its writes).
 const CRASHED: i32 = 86;
 
 /// The columns every mutation writes: (family, qualifier), across both families.
@@ -47,6 +55,7 @@ const COLUMNS: [(&str, &str); 3] = [("a", "x"), ("a", "y"), ("z", "q")];
 /// a split of the tablet at [`SPLIT_ROW`].
 const ROUNDS: u64 = 6;
 const WRITES_PER_ROUND: u64 = 40;
+const WRITE_MODE_ROUNDS: u64 = 3;
 const SPLIT_ROW: &str = "r000100";
 const PARENT: u64 = 1;
 const LEFT: u64 = 2;
@@ -64,6 +73,16 @@ const POINTS: [(&str, &[u32]); 10] = [
     ("log-segment-deleted", &[1, 2]),
     ("split-parent-disowned", &[1]),
     ("split-children-written", &[1]),
+];
+
+/// The crash points of recovery (splitting the log of a stopped process into
+/// recovered edits, replaying them into their tablet) and the hits the test stops
+/// at. The process that recovers is itself stopped there, and the next one
+/// recovers again.
+const RECOVERY_POINTS: [(&str, &[u32]); 3] = [
+    ("recovery-edits-written", &[1, 2]),
+    ("recovery-segments-split", &[1]),
+    ("recovery-edits-replayed", &[1]),
 ];
 
 /// Small log segments, so that segments are sealed and deleted within a run; no
@@ -135,6 +154,7 @@ fn crash_point_child() {
         .ok()
         .and_then(|h| h.parse().ok())
         .unwrap_or(1);
+    let mode = std::env::var(CHILD_MODE_VAR).unwrap_or_default();
     let hits = Arc::new(AtomicU32::new(0));
     fail::cfg_callback(point.clone(), move || {
         if hits.fetch_add(1, Ordering::SeqCst) + 1 == hit {
@@ -150,7 +170,16 @@ fn crash_point_child() {
     let tablet = engine
         .open_tablet(whole_table(PARENT, two_family_schema()))
         .expect("child: tablet opens");
-    for round in 0..ROUNDS {
+    if mode == "recover" {
+        eprintln!("child: crash point {point} hit {hit} was never reached in recovery");
+        return;
+    }
+    let rounds = if mode == "write" {
+        WRITE_MODE_ROUNDS
+    } else {
+        ROUNDS
+    };
+    for round in 0..rounds {
         for seq in round * WRITES_PER_ROUND..(round + 1) * WRITES_PER_ROUND {
             tablet
                 .mutate(&mutation(seq), Durability::Sync)
@@ -159,10 +188,17 @@ fn crash_point_child() {
             writeln!(out, "ack {seq}").expect("child: stdout");
             out.flush().expect("child: stdout");
         }
+        if mode == "write" {
+            continue;
+        }
         tablet.flush().expect("child: flush");
         if round % 2 == 1 {
             tablet.major_compact().expect("child: major compaction");
         }
+    }
+    if mode == "write" {
+        // SAFETY: as above; the writes stay in the log only.
+        unsafe { libc::_exit(CRASHED) }
     }
     engine
         .split_tablet(PARENT, SPLIT_ROW.as_bytes(), LEFT, RIGHT)
@@ -173,12 +209,18 @@ fn crash_point_child() {
 /// Runs the child to its crash point; returns the sequence numbers it reported
 /// acknowledged. Fails when the child did not stop at the point.
 fn run_child(dir: &Path, point: &str, hit: u32) -> Vec<u64> {
+    run_child_in(dir, "", point, hit)
+}
+
+/// [`run_child`] in child mode `mode` (see [`CHILD_MODE_VAR`]).
+fn run_child_in(dir: &Path, mode: &str, point: &str, hit: u32) -> Vec<u64> {
     let exe = std::env::current_exe().expect("test binary path");
     let child = Command::new(exe)
         .args(["crash_point_child", "--exact", "--nocapture", "--ignored"])
         .env(CHILD_DIR_VAR, dir)
         .env(CHILD_POINT_VAR, point)
         .env(CHILD_HIT_VAR, hit.to_string())
+        .env(CHILD_MODE_VAR, mode)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -373,4 +415,33 @@ fn a_split_stopped_after_its_child_manifests_serves_from_the_children() {
         &[range(LEFT, "", SPLIT_ROW), range(RIGHT, SPLIT_ROW, "")],
         &acked,
     );
+}
+
+#[test]
+fn a_crash_during_recovery_loses_nothing_and_the_next_recovery_completes() {
+    for (point, hits) in RECOVERY_POINTS {
+        for &hit in hits {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let dir = tmp.path().join("data");
+            // The first process leaves its writes in the log only; the second
+            // stops while splitting that log or replaying it.
+            let acked = run_child_in(&dir, "write", "none", 1);
+            assert_eq!(
+                acked.len() as u64,
+                WRITE_MODE_ROUNDS * WRITES_PER_ROUND,
+                "{point}: the writer wrote"
+            );
+            let replayed = run_child_in(&dir, "recover", point, hit);
+            assert!(
+                replayed.is_empty(),
+                "{point}: recovery writes nothing of its own"
+            );
+            recover_and_go_on(
+                &dir,
+                &format!("{point} hit {hit}"),
+                &[whole_table(PARENT, two_family_schema())],
+                &acked,
+            );
+        }
+    }
 }
