@@ -481,12 +481,75 @@ impl Coordinator {
         }
         // User tablets.
         for t in self.tables() {
+            self.complete_interrupted_splits(&t.name)?;
             if !t.enabled {
                 continue;
             }
             self.open_table_tablets(&t)?;
         }
         Ok(())
+    }
+
+    /// Completes the splits of table `name` that stopped between their two catalog
+    /// rows. [`Self::split_tablet`] writes the left child's row, then the right
+    /// child's over the parent's; a process that ended between the two leaves the
+    /// left child `[s, at)` beside the parent `[s, e)`, overlapping it. The storage
+    /// step had stored both children's manifests before either row was written, so
+    /// the split is finished here rather than undone (the left child may hold
+    /// acknowledged writes the parent does not): the right child, whose id follows
+    /// the left one's, takes the parent's row over `[at, e)`. Rows that overlap in
+    /// any other way are left as they are, with an error in the log. Returns how
+    /// many splits were completed.
+    fn complete_interrupted_splits(&self, name: &[u8]) -> CoordResult<usize> {
+        let mut tablets = self.table_tablets(name)?;
+        // By start row, and of two with the same start the one ending first (an
+        // empty end row is the table's end).
+        tablets.sort_by(|a, b| {
+            a.start_row.cmp(&b.start_row).then_with(|| {
+                match (a.end_row.is_empty(), b.end_row.is_empty()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    (false, false) => a.end_row.cmp(&b.end_row),
+                }
+            })
+        });
+        let mut completed = 0;
+        for pair in tablets.windows(2) {
+            let [left, next] = pair else { continue };
+            let overlaps = !left.end_row.is_empty() && next.start_row < left.end_row;
+            if !overlaps {
+                continue;
+            }
+            let left_of_parent = next.start_row == left.start_row;
+            let right_id = left.tablet_id.checked_add(1);
+            match right_id.filter(|_| left_of_parent) {
+                Some(right_id) => {
+                    self.write_catalog(&TabletLocation {
+                        table: next.table.clone(),
+                        start_row: left.end_row.clone(),
+                        end_row: next.end_row.clone(),
+                        tablet_id: right_id,
+                        server: next.server.clone(),
+                    })?;
+                    tracing::warn!(
+                        table = %shown(name),
+                        parent = next.tablet_id,
+                        left = left.tablet_id,
+                        right = right_id,
+                        "completed a split that stopped between its catalog rows"
+                    );
+                    completed += 1;
+                }
+                None => tracing::error!(
+                    table = %shown(name),
+                    first = left.tablet_id,
+                    second = next.tablet_id,
+                    "catalog rows overlap in a way no split leaves; left as they are"
+                ),
+            }
+        }
+        Ok(completed)
     }
 
     fn open_table_tablets(&self, t: &TableDescriptor) -> CoordResult<()> {
@@ -943,12 +1006,15 @@ impl Coordinator {
         let Some(parent) = self.find_user_tablet(tablet)? else {
             return Ok(false);
         };
+        // The right child's id is the left one's plus one: a split stopped between
+        // the catalog rows below is completed from that (`complete_interrupted_splits`).
         let ids = self.allocate_ids(2)?;
         let outcome = match server.split_tablet(tablet, at, ids, ids + 1) {
             Ok(o) => o,
             Err(RsError::Storage(tabula_storage::Error::InvalidArgument(_))) => return Ok(false),
             Err(e) => return Err(e.into()),
         };
+        fail::fail_point!("split-catalog-unwritten");
         // Left child first (a new row), then the right child over the parent's row:
         // a reader between the two writes finds either the new left child or the
         // closed parent, which answers "not serving" and is looked up again.
@@ -959,6 +1025,7 @@ impl Coordinator {
             tablet_id: outcome.left.id,
             server: server.name(),
         })?;
+        fail::fail_point!("split-catalog-left-written");
         self.write_catalog(&TabletLocation {
             table: parent.table.clone(),
             start_row: outcome.right.start_row.clone(),

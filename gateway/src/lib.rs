@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod cluster;
 pub mod config;
+pub mod crash_points;
 pub mod null_backend;
 pub mod serve;
 pub mod server;

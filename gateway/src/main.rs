@@ -97,6 +97,10 @@ fn main() -> ExitCode {
             null_backend,
             null_value_size,
         } => {
+            if let Err(e) = tabula_gateway::crash_points::arm_from_env() {
+                eprintln!("tabula: {e}");
+                return ExitCode::from(2);
+            }
             let overrides = Overrides {
                 data_dir,
                 listen,

@@ -244,6 +244,26 @@ impl Tabula {
         }
     }
 
+    /// Waits up to `timeout` for the server to end on its own (e.g. at a crash
+    /// point) and returns its exit status; `None` if it still runs.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let status = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = status {
+                self.child = None;
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Kills the server with SIGKILL (no flush, no orderly stop) and reaps it.
     pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
