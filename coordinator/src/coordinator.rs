@@ -482,12 +482,69 @@ impl Coordinator {
         // User tablets.
         for t in self.tables() {
             self.complete_interrupted_splits(&t.name)?;
+            self.fill_tablet_gaps(&t)?;
             if !t.enabled {
                 continue;
             }
             self.open_table_tablets(&t)?;
         }
         Ok(())
+    }
+
+    /// Gives every range of table `t`'s rows that no catalog row covers an empty
+    /// tablet of its own. Only an operation the process did not finish leaves such
+    /// a gap: a `createTable` that stored the table's descriptor but not all its
+    /// first tablets (the client was never answered, and asking again would only
+    /// hear that the table exists), or a `deleteTable` / `truncateTable` that had
+    /// dropped some of a disabled table's tablets (asking again finishes it). A
+    /// table with a gap cannot take a row in it; with the gap filled, it can, and
+    /// a repeated delete or truncate still empties it. The new tablets are opened
+    /// with the table's other tablets (enabled tables only). Returns how many were
+    /// made.
+    fn fill_tablet_gaps(&self, t: &TableDescriptor) -> CoordResult<usize> {
+        let mut tablets = self.table_tablets(&t.name)?;
+        tablets.sort_by(|a, b| a.start_row.cmp(&b.start_row));
+        let mut gaps: Vec<(Bytes, Bytes)> = Vec::new();
+        let mut covered_to = Some(Bytes::new());
+        for loc in &tablets {
+            match &covered_to {
+                Some(end) if loc.start_row > *end => {
+                    gaps.push((end.clone(), loc.start_row.clone()));
+                }
+                _ => {}
+            }
+            // `None` once a tablet runs to the table's end.
+            covered_to = match (&covered_to, loc.end_row.is_empty()) {
+                (_, true) => None,
+                (Some(end), false) => Some(std::cmp::max(end, &loc.end_row).clone()),
+                (None, false) => None,
+            };
+        }
+        if let Some(end) = covered_to {
+            gaps.push((end, Bytes::new()));
+        }
+        if gaps.is_empty() {
+            return Ok(0);
+        }
+        let first_id = self.allocate_ids(gaps.len() as u64)?;
+        for (i, (start, end)) in gaps.iter().enumerate() {
+            let id = first_id + i as u64;
+            self.write_catalog(&TabletLocation {
+                table: t.name.clone(),
+                start_row: start.clone(),
+                end_row: end.clone(),
+                tablet_id: id,
+                server: String::new(),
+            })?;
+            tracing::warn!(
+                table = %shown(&t.name),
+                tablet = id,
+                start = %shown(start),
+                end = %shown(end),
+                "gave rows no tablet covered an empty tablet (an unfinished create, delete or truncate)"
+            );
+        }
+        Ok(gaps.len())
     }
 
     /// Completes the splits of table `name` that stopped between their two catalog
@@ -692,6 +749,7 @@ impl Coordinator {
             created_ms: now_ms(),
         };
         self.store_table(&desc)?;
+        fail::fail_point!("create-table-descriptor-stored");
         self.create_tablets(&desc, &schema, &split_keys)
     }
 
@@ -727,6 +785,7 @@ impl Coordinator {
                 tablet_id: id,
                 server: server.name(),
             })?;
+            fail::fail_point!("create-table-tablet-written");
         }
         Ok(())
     }
@@ -760,6 +819,7 @@ impl Coordinator {
             let delete = catalog::delete_mutation(name, &loc.end_row, self.catalog_timestamp());
             self.apply_catalog(&delete)?;
             server.destroy_tablet(loc.tablet_id)?;
+            fail::fail_point!("drop-tablets-tablet-dropped");
             if !loc.end_row.is_empty() {
                 splits.push(loc.end_row.clone());
             }

@@ -18,9 +18,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::t2::{family, table_desc};
 use common::*;
 use tabula_gateway::crash_points::{CRASH_AT_VAR, CRASH_EXIT_CODE};
 use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
 
 const ROWS: usize = 2_400;
 const VALUE_BYTES: usize = 2_000;
@@ -66,8 +68,8 @@ fn write_rows(client: &mut Client, round: u32) -> Vec<usize> {
     acked
 }
 
-/// The table's regions, sorted, tile the row space: the first starts at the
-/// beginning, each starts where the one before ends, the last runs to the end.
+/// The table's regions, sorted, tile the row space: there is one at least, the
+/// first starts at the beginning, each starts where the one before ends, the last runs to the end.
 fn check_regions(what: &str, client: &mut Client) -> usize {
     let mut regions = client
         .get_table_regions(TABLE.to_vec())
@@ -82,6 +84,7 @@ fn check_regions(what: &str, client: &mut Client) -> usize {
             )
         })
         .collect();
+    assert!(!bounds.is_empty(), "{what}: the table has no region");
     let mut expected_start = String::new();
     for (start, end) in &bounds {
         assert_eq!(
@@ -144,6 +147,29 @@ fn check_rows(what: &str, client: &mut Client, rows: &[usize], rounds: &[u32]) {
             "{what}: acknowledged row {i} missing from a full scan"
         );
     }
+}
+
+/// Starts a server armed with `point` on `data`, runs `call` (which the crash
+/// interrupts) and waits for the server to end there.
+fn crash_during(data: &std::path::Path, point: &str, call: impl FnOnce(&Tabula)) {
+    let mut armed: Vec<(&str, &str)> = SETTINGS.to_vec();
+    armed.push((CRASH_AT_VAR, point));
+    let mut server = Tabula::start_at_with(data, &armed);
+    call(&server);
+    let status = server
+        .wait_exit(Duration::from_secs(60))
+        .unwrap_or_else(|| {
+            panic!(
+                "{point}: the server never reached its crash point\n{}",
+                server.log()
+            )
+        });
+    assert_eq!(
+        status.code(),
+        Some(CRASH_EXIT_CODE),
+        "{point}: the server ended otherwise ({status})\n{}",
+        server.log()
+    );
 }
 
 /// Runs a server to `point` (armed through `TABULA_CRASH_AT`), restarts it and
@@ -242,4 +268,108 @@ fn a_crash_after_a_flush_installed_its_files() {
 #[test]
 fn a_crash_after_a_compaction_installed_its_output() {
     crash_and_recover("compaction-installed", None);
+}
+
+/// A `createTable` with split keys stopped after the table's descriptor was
+/// stored (`create-table-descriptor-stored`) or after its first tablet
+/// (`create-table-tablet-written`): after a restart the table exists (asking again
+/// hears so), its regions tile the row space, and it takes and keeps every row.
+fn create_stopped_at(point: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    crash_during(&data, point, |server| {
+        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
+        let answered = c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits);
+        assert!(
+            answered.is_err(),
+            "{point}: createTable was answered before the crash"
+        );
+    });
+    let all: Vec<usize> = (0..ROWS).collect();
+    {
+        let server = Tabula::start_at_with(&data, SETTINGS);
+        let what = format!("{point}, after the restart");
+        assert!(
+            server
+                .log()
+                .contains("gave rows no tablet covered an empty tablet"),
+            "{what}: the log names the tablets made\n{}",
+            server.log()
+        );
+        let mut c = server.client();
+        let again = c.create_table(TABLE.to_vec(), vec![descriptor("cf")]);
+        already_exists(again);
+        check_regions(&what, &mut c);
+        let written = write_rows(&mut c, 1);
+        assert_eq!(written.len(), ROWS, "{what}: every write is acknowledged");
+        check_rows(&what, &mut c, &all, &[1]);
+    }
+    let server = Tabula::start_at_with(&data, SETTINGS);
+    let mut c = server.client();
+    let what = format!("{point}, after a second restart");
+    check_regions(&what, &mut c);
+    check_rows(&what, &mut c, &all, &[1]);
+}
+
+#[test]
+fn a_crash_after_a_new_tables_descriptor() {
+    create_stopped_at("create-table-descriptor-stored");
+}
+
+#[test]
+fn a_crash_after_a_new_tables_first_tablet() {
+    create_stopped_at("create-table-tablet-written");
+}
+
+/// A `deleteTable` stopped after dropping the first of the table's tablets: after
+/// a restart the (disabled) table is still listed, and deleting it again succeeds;
+/// a table created again under its name starts empty.
+#[test]
+fn a_crash_while_deleting_a_table() {
+    let point = "drop-tablets-tablet-dropped";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    {
+        let server = Tabula::start_at_with(&data, SETTINGS);
+        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
+        c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+            .expect("createTable");
+        let mut c = server.client();
+        assert_eq!(write_rows(&mut c, 1).len(), ROWS);
+        c.disable_table(TABLE.to_vec()).expect("disableTable");
+    }
+    crash_during(&data, point, |server| {
+        let mut c = server.client();
+        assert!(
+            c.delete_table(TABLE.to_vec()).is_err(),
+            "{point}: deleteTable was answered before the crash"
+        );
+    });
+    let server = Tabula::start_at_with(&data, SETTINGS);
+    let mut c = server.client();
+    let names = c.get_table_names().expect("getTableNames");
+    assert!(
+        names.iter().any(|n| n.as_slice() == TABLE),
+        "{point}: the table is listed until its delete finishes"
+    );
+    c.delete_table(TABLE.to_vec())
+        .expect("deleting the table again finishes it");
+    let names = c.get_table_names().expect("getTableNames");
+    assert!(
+        !names.iter().any(|n| n.as_slice() == TABLE),
+        "{point}: deleted"
+    );
+    create(&mut c, TABLE, &["cf"]);
+    check_regions(&format!("{point}, created again"), &mut c);
+    let id = c
+        .scanner_open_with_scan(TABLE.to_vec(), tscan(), no_attrs())
+        .expect("scannerOpenWithScan");
+    let left = drain(&mut c, id, 250);
+    assert!(
+        left.is_empty(),
+        "{point}: the table created again holds {} old rows",
+        left.len()
+    );
 }
