@@ -62,13 +62,15 @@ const LEFT: u64 = 2;
 const RIGHT: u64 = 3;
 
 /// Every crash point and the hits of it the test stops at.
-const POINTS: [(&str, &[u32]); 10] = [
+const POINTS: [(&str, &[u32]); 12] = [
     ("manifest-tmp-written", &[1, 4]),
     ("manifest-renamed", &[1, 4]),
     ("flush-files-written", &[1, 3]),
     ("flush-installed", &[1, 3]),
     ("compaction-output-written", &[1, 2]),
     ("compaction-installed", &[1, 2]),
+    ("log-segment-created", &[1, 3]),
+    ("log-segment-prepared", &[1, 2]),
     ("log-segment-sealed", &[1, 2]),
     ("log-segment-deleted", &[1, 2]),
     ("split-parent-disowned", &[1]),

@@ -273,6 +273,7 @@ impl Inner {
                 len += step as u64;
             }
             self.probe.sync_all(&file)?;
+            fail::fail_point!("log-segment-prepared");
             file.seek(SeekFrom::Start(header_len))?;
             Ok((file, len))
         })();

@@ -259,6 +259,7 @@ impl SegmentWriter {
         self.probe
             .sync_dir(&self.dir)
             .map_err(|e| Error::io(context(), e))?;
+        fail::fail_point!("log-segment-created");
         if was_prepared {
             self.probe.prepared_used.fetch_add(1, Ordering::Relaxed);
         }
