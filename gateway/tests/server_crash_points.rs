@@ -18,7 +18,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::t2::{family, table_desc};
+use common::t2::{family, table_desc, tname};
 use common::*;
 use tabula_gateway::crash_points::{CRASH_AT_VAR, CRASH_EXIT_CODE};
 use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
@@ -372,4 +372,59 @@ fn a_crash_while_deleting_a_table() {
         "{point}: the table created again holds {} old rows",
         left.len()
     );
+}
+
+/// A `truncateTable` (keeping the split points) stopped after dropping the second
+/// of the table's three tablets: after a restart the table is still disabled and
+/// its regions tile the row space; truncating it again empties it, and it takes
+/// every row again.
+#[test]
+fn a_crash_while_truncating_a_table() {
+    let point = "drop-tablets-tablet-dropped:2";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    {
+        let server = Tabula::start_at_with(&data, SETTINGS);
+        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
+        c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+            .expect("createTable");
+        let mut c = server.client();
+        assert_eq!(write_rows(&mut c, 1).len(), ROWS);
+        c.disable_table(TABLE.to_vec()).expect("disableTable");
+    }
+    crash_during(&data, point, |server| {
+        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+        assert!(
+            c2.truncate_table(tname(TABLE), true).is_err(),
+            "{point}: truncateTable was answered before the crash"
+        );
+    });
+    let server = Tabula::start_at_with(&data, SETTINGS);
+    let mut c = server.client();
+    let what = format!("{point}, after the restart");
+    assert!(
+        !c.is_table_enabled(TABLE.to_vec()).expect("isTableEnabled"),
+        "{what}: the table is still disabled"
+    );
+    check_regions(&what, &mut c);
+    let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+    c2.truncate_table(tname(TABLE), true)
+        .expect("truncating the table again finishes it");
+    let id = c
+        .scanner_open_with_scan(TABLE.to_vec(), tscan(), no_attrs())
+        .expect("scannerOpenWithScan");
+    let left = drain(&mut c, id, 250);
+    assert!(
+        left.is_empty(),
+        "{what}: the truncated table holds {} rows",
+        left.len()
+    );
+    check_regions(&format!("{what} and a second truncate"), &mut c);
+    assert_eq!(
+        write_rows(&mut c, 2).len(),
+        ROWS,
+        "{what}: writes after the truncate"
+    );
+    check_rows(&what, &mut c, &(0..ROWS).collect::<Vec<_>>(), &[2]);
 }
