@@ -1,14 +1,20 @@
 //! Crash tests of a whole server at chosen points: `tabula serve` built with the
-//! `failpoints` feature and started with `TABULA_CRASH_AT=<point>` ends at once
-//! (no destructor, no flush) the first time it reaches that point: between a
-//! split's storage step and its catalog rows, between its two catalog rows, or in
-//! the middle of a flush or compaction of a tablet that is also being split. A
+//! `failpoints` feature and started with `TABULA_CRASH_AT=<point>[:hit]` ends at
+//! once (no destructor, no flush) at that hit of that point.
+//!
+//! Writes: between a split's storage step and its catalog rows, between its two
+//! catalog rows, after a split's child manifests, in a flush or a compaction. A
 //! client writes rows with `mutateRows` until the server dies (or all are written
 //! and the server reaches the point in the background); the server is started
 //! again on the same data directory, and then every acknowledged row reads back,
 //! the table's regions tile the key space without overlap, and the server goes on:
 //! every row rewritten (more splits follow), read back, and read back again after
 //! one more restart.
+//!
+//! Table admin: a `createTable` with split keys stopped after the descriptor or
+//! after its first tablet, a `deleteTable` or `truncateTable` stopped after
+//! dropping some tablets. After a restart the table is usable (or the repeated
+//! call finishes what the first began).
 //!
 //! Run with `cargo test -p tabula-gateway --features failpoints --test
 //! server_crash_points` (`.ci/test` does); without the feature this file is empty.
