@@ -155,6 +155,36 @@ fn check_rows(what: &str, client: &mut Client, rows: &[usize], rounds: &[u32]) {
     }
 }
 
+/// Split keys at a third and two thirds of the rows: three tablets.
+fn split_keys() -> Vec<Vec<u8>> {
+    vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()]
+}
+
+/// The table with split keys at a third and two thirds of the rows (three
+/// tablets), every row written, then disabled; the server stopped.
+fn load_and_disable(data: &std::path::Path) {
+    let server = Tabula::start_at_with(data, SETTINGS);
+    let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), split_keys())
+        .expect("createTable");
+    let mut c = server.client();
+    assert_eq!(write_rows(&mut c, 1).len(), ROWS);
+    c.disable_table(TABLE.to_vec()).expect("disableTable");
+}
+
+/// A full scan of the table returns no row.
+fn assert_empty(what: &str, client: &mut Client) {
+    let id = client
+        .scanner_open_with_scan(TABLE.to_vec(), tscan(), no_attrs())
+        .expect("scannerOpenWithScan");
+    let left = drain(client, id, 250);
+    assert!(
+        left.is_empty(),
+        "{what}: the table holds {} rows",
+        left.len()
+    );
+}
+
 /// Starts a server armed with `point` on `data`, runs `call` (which the crash
 /// interrupts) and waits for the server to end there.
 fn crash_during(data: &std::path::Path, point: &str, call: impl FnOnce(&Tabula)) {
@@ -285,8 +315,7 @@ fn create_stopped_at(point: &str) {
     let data = dir.path().join("data");
     crash_during(&data, point, |server| {
         let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
-        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
-        let answered = c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits);
+        let answered = c2.create_table(table_desc(TABLE, vec![family("cf", None)]), split_keys());
         assert!(
             answered.is_err(),
             "{point}: createTable was answered before the crash"
@@ -336,16 +365,7 @@ fn a_crash_while_deleting_a_table() {
     let point = "drop-tablets-tablet-dropped";
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    {
-        let server = Tabula::start_at_with(&data, SETTINGS);
-        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
-        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
-        c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
-            .expect("createTable");
-        let mut c = server.client();
-        assert_eq!(write_rows(&mut c, 1).len(), ROWS);
-        c.disable_table(TABLE.to_vec()).expect("disableTable");
-    }
+    load_and_disable(&data);
     crash_during(&data, point, |server| {
         let mut c = server.client();
         assert!(
@@ -369,15 +389,7 @@ fn a_crash_while_deleting_a_table() {
     );
     create(&mut c, TABLE, &["cf"]);
     check_regions(&format!("{point}, created again"), &mut c);
-    let id = c
-        .scanner_open_with_scan(TABLE.to_vec(), tscan(), no_attrs())
-        .expect("scannerOpenWithScan");
-    let left = drain(&mut c, id, 250);
-    assert!(
-        left.is_empty(),
-        "{point}: the table created again holds {} old rows",
-        left.len()
-    );
+    assert_empty(&format!("{point}, created again"), &mut c);
 }
 
 /// A `truncateTable` (keeping the split points) stopped after dropping the second
@@ -389,16 +401,7 @@ fn a_crash_while_truncating_a_table() {
     let point = "drop-tablets-tablet-dropped:2";
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
-    {
-        let server = Tabula::start_at_with(&data, SETTINGS);
-        let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
-        let splits = vec![row(ROWS / 3).into_bytes(), row(2 * ROWS / 3).into_bytes()];
-        c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
-            .expect("createTable");
-        let mut c = server.client();
-        assert_eq!(write_rows(&mut c, 1).len(), ROWS);
-        c.disable_table(TABLE.to_vec()).expect("disableTable");
-    }
+    load_and_disable(&data);
     crash_during(&data, point, |server| {
         let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
         assert!(
@@ -417,15 +420,7 @@ fn a_crash_while_truncating_a_table() {
     let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
     c2.truncate_table(tname(TABLE), true)
         .expect("truncating the table again finishes it");
-    let id = c
-        .scanner_open_with_scan(TABLE.to_vec(), tscan(), no_attrs())
-        .expect("scannerOpenWithScan");
-    let left = drain(&mut c, id, 250);
-    assert!(
-        left.is_empty(),
-        "{what}: the truncated table holds {} rows",
-        left.len()
-    );
+    assert_empty(&format!("{what}, truncated again"), &mut c);
     check_regions(&format!("{what} and a second truncate"), &mut c);
     assert_eq!(
         write_rows(&mut c, 2).len(),

@@ -27,10 +27,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::{two_family_schema, whole_table};
+use common::{latest_rows, two_family_schema, whole_table};
 use tabula_storage::{
-    Durability, Engine, EngineOptions, ReadOptions, RowMutation, ScanRequest, Tablet,
-    TabletDescriptor, LATEST_TIMESTAMP,
+    Durability, Engine, EngineOptions, RowMutation, Tablet, TabletDescriptor, LATEST_TIMESTAMP,
 };
 
 /// Set in the child: the engine's directory.
@@ -241,29 +240,6 @@ fn run_child_in(dir: &Path, mode: &str, point: &str, hit: u32) -> Vec<u64> {
         .collect()
 }
 
-/// Every row of the tablet as `row -> (column -> value)`.
-fn all_rows(tablet: &Tablet) -> BTreeMap<Bytes, BTreeMap<String, Bytes>> {
-    let mut scanner = tablet
-        .scan(ScanRequest {
-            read: ReadOptions::latest(),
-            ..ScanRequest::default()
-        })
-        .expect("scan opens");
-    let mut rows = BTreeMap::new();
-    while let Some(r) = scanner.next_row().expect("scan reads") {
-        let row: &mut BTreeMap<String, Bytes> = rows.entry(r.row().clone()).or_default();
-        for c in r.cells {
-            let column = format!(
-                "{}:{}",
-                String::from_utf8_lossy(&c.family),
-                String::from_utf8_lossy(&c.qualifier)
-            );
-            row.insert(column, c.value);
-        }
-    }
-    rows
-}
-
 /// Checks `rows` (the union of what the tablets serve) against the child's
 /// acknowledgements: each acknowledged row in full; any other row only the one
 /// call in flight at the crash, and in full too.
@@ -329,7 +305,7 @@ fn recover_and_go_on(dir: &Path, what: &str, descriptors: &[TabletDescriptor], a
     let union = |tablets: &[Arc<Tablet>]| {
         let mut rows = BTreeMap::new();
         for t in tablets {
-            rows.extend(all_rows(t));
+            rows.extend(latest_rows(t));
         }
         rows
     };

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -17,12 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{seeded_rng, two_family_schema, whole_table};
+use common::{latest_rows, seeded_rng, two_family_schema, whole_table};
 use rand::Rng;
-use tabula_storage::{
-    Durability, Engine, EngineOptions, ReadOptions, RowMutation, ScanRequest, Tablet,
-    LATEST_TIMESTAMP,
-};
+use tabula_storage::{Durability, Engine, EngineOptions, RowMutation, Tablet, LATEST_TIMESTAMP};
 
 /// Set in the child: the engine's directory.
 const CHILD_DIR_VAR: &str = "TABULA_KILL_NINE_CHILD_DIR";
@@ -213,29 +210,6 @@ fn run_child(dir: &Path, first: &[u64; WRITERS], rng: &mut impl Rng) -> Vec<(usi
     acked
 }
 
-/// Every row of the tablet as `row -> (column -> value)`.
-fn all_rows(tablet: &Tablet) -> BTreeMap<Bytes, BTreeMap<String, Bytes>> {
-    let mut scanner = tablet
-        .scan(ScanRequest {
-            read: ReadOptions::latest(),
-            ..ScanRequest::default()
-        })
-        .expect("scan opens");
-    let mut rows = BTreeMap::new();
-    while let Some(r) = scanner.next_row().expect("scan reads") {
-        let row: &mut BTreeMap<String, Bytes> = rows.entry(r.row().clone()).or_default();
-        for c in r.cells {
-            let column = format!(
-                "{}:{}",
-                String::from_utf8_lossy(&c.family),
-                String::from_utf8_lossy(&c.qualifier)
-            );
-            row.insert(column, c.value);
-        }
-    }
-    rows
-}
-
 #[test]
 fn acknowledged_mutations_survive_sigkill_and_none_is_half_applied() {
     let (mut rng, _seed) = seeded_rng("acknowledged_mutations_survive_sigkill");
@@ -276,7 +250,7 @@ fn acknowledged_mutations_survive_sigkill_and_none_is_half_applied() {
         let tablet = engine
             .open_tablet(whole_table(1, two_family_schema()))
             .expect("tablet reopens after SIGKILL");
-        let rows = all_rows(&tablet);
+        let rows = latest_rows(&tablet);
         for &(w, s) in &acked {
             let cols = rows.get(&row_key(w, s));
             assert!(

@@ -6,6 +6,7 @@
 //! docs/format-sstable.md and docs/format-log.md.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +15,8 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tabula_storage::engine::Clock;
 use tabula_storage::{
-    Compression, Engine, EngineOptions, Error, FamilySchema, TableSchema, Tablet, TabletDescriptor,
+    Compression, Engine, EngineOptions, Error, FamilySchema, ReadOptions, ScanRequest, TableSchema,
+    Tablet, TabletDescriptor,
 };
 
 /// Environment variable that fixes the seed of every seeded test.
@@ -303,4 +305,28 @@ pub fn log_records(path: &Path) -> Vec<LogRecordSpan> {
         path.display()
     );
     out
+}
+
+/// Every row of `tablet` (newest version of each column) as
+/// `row -> ("family:qualifier" -> value)`.
+pub fn latest_rows(tablet: &Tablet) -> BTreeMap<Bytes, BTreeMap<String, Bytes>> {
+    let mut scanner = tablet
+        .scan(ScanRequest {
+            read: ReadOptions::latest(),
+            ..ScanRequest::default()
+        })
+        .expect("scan opens");
+    let mut rows = BTreeMap::new();
+    while let Some(r) = scanner.next_row().expect("scan reads") {
+        let row: &mut BTreeMap<String, Bytes> = rows.entry(r.row().clone()).or_default();
+        for c in r.cells {
+            let column = format!(
+                "{}:{}",
+                String::from_utf8_lossy(&c.family),
+                String::from_utf8_lossy(&c.qualifier)
+            );
+            row.insert(column, c.value);
+        }
+    }
+    rows
 }
