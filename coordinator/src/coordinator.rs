@@ -481,14 +481,43 @@ impl Coordinator {
         }
         // User tablets.
         for t in self.tables() {
-            self.complete_interrupted_splits(&t.name)?;
-            self.fill_tablet_gaps(&t)?;
+            self.repair_catalog(&t)?;
             if !t.enabled {
                 continue;
             }
             self.open_table_tablets(&t)?;
         }
         Ok(())
+    }
+
+    /// Repairs what an operation the previous process did not finish left in table
+    /// `t`'s catalog rows: first a split stopped between its two rows, then rows no
+    /// tablet covers (see the two steps). Reads the rows once, and again only
+    /// after a completed split changed them.
+    fn repair_catalog(&self, t: &TableDescriptor) -> CoordResult<()> {
+        let mut tablets = self.sorted_table_tablets(&t.name)?;
+        if self.complete_interrupted_splits(&t.name, &tablets)? > 0 {
+            tablets = self.sorted_table_tablets(&t.name)?;
+        }
+        self.fill_tablet_gaps(t, &tablets)?;
+        Ok(())
+    }
+
+    /// Table `name`'s catalog rows by start row, and of two with the same start the
+    /// one ending first (an empty end row is the table's end).
+    fn sorted_table_tablets(&self, name: &[u8]) -> CoordResult<Vec<TabletLocation>> {
+        let mut tablets = self.table_tablets(name)?;
+        tablets.sort_by(|a, b| {
+            a.start_row.cmp(&b.start_row).then_with(|| {
+                match (a.end_row.is_empty(), b.end_row.is_empty()) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    (false, false) => a.end_row.cmp(&b.end_row),
+                }
+            })
+        });
+        Ok(tablets)
     }
 
     /// Gives every range of table `t`'s rows that no catalog row covers an empty
@@ -501,12 +530,15 @@ impl Coordinator {
     /// a repeated delete or truncate still empties it. The new tablets are opened
     /// with the table's other tablets (enabled tables only). Returns how many were
     /// made.
-    fn fill_tablet_gaps(&self, t: &TableDescriptor) -> CoordResult<usize> {
-        let mut tablets = self.table_tablets(&t.name)?;
-        tablets.sort_by(|a, b| a.start_row.cmp(&b.start_row));
+    /// `tablets` are the table's rows as [`Self::sorted_table_tablets`] reads them.
+    fn fill_tablet_gaps(
+        &self,
+        t: &TableDescriptor,
+        tablets: &[TabletLocation],
+    ) -> CoordResult<usize> {
         let mut gaps: Vec<(Bytes, Bytes)> = Vec::new();
         let mut covered_to = Some(Bytes::new());
-        for loc in &tablets {
+        for loc in tablets {
             match &covered_to {
                 Some(end) if loc.start_row > *end => {
                     gaps.push((end.clone(), loc.start_row.clone()));
@@ -555,22 +587,14 @@ impl Coordinator {
     /// the split is finished here rather than undone (the left child may hold
     /// acknowledged writes the parent does not): the right child, whose id follows
     /// the left one's, takes the parent's row over `[at, e)`. Rows that overlap in
-    /// any other way are left as they are, with an error in the log. Returns how
+    /// any other way are left as they are, with an error in the log. `tablets` are
+    /// the table's rows as [`Self::sorted_table_tablets`] reads them. Returns how
     /// many splits were completed.
-    fn complete_interrupted_splits(&self, name: &[u8]) -> CoordResult<usize> {
-        let mut tablets = self.table_tablets(name)?;
-        // By start row, and of two with the same start the one ending first (an
-        // empty end row is the table's end).
-        tablets.sort_by(|a, b| {
-            a.start_row.cmp(&b.start_row).then_with(|| {
-                match (a.end_row.is_empty(), b.end_row.is_empty()) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (false, true) => std::cmp::Ordering::Less,
-                    (false, false) => a.end_row.cmp(&b.end_row),
-                }
-            })
-        });
+    fn complete_interrupted_splits(
+        &self,
+        name: &[u8],
+        tablets: &[TabletLocation],
+    ) -> CoordResult<usize> {
         let mut completed = 0;
         for pair in tablets.windows(2) {
             let [left, next] = pair else { continue };
