@@ -185,6 +185,15 @@ fn assert_empty(what: &str, client: &mut Client) {
     );
 }
 
+/// Starts a server on `data` once more and checks that the regions tile the row
+/// space and that every row holds its value of round `round`.
+fn restart_and_check(data: &std::path::Path, what: &str, round: u32) {
+    let server = Tabula::start_at_with(data, SETTINGS);
+    let mut c = server.client();
+    check_regions(what, &mut c);
+    check_rows(what, &mut c, &(0..ROWS).collect::<Vec<_>>(), &[round]);
+}
+
 /// Starts a server armed with `point` on `data`, runs `call` (which the crash
 /// interrupts) and waits for the server to end there.
 fn crash_during(data: &std::path::Path, point: &str, call: impl FnOnce(&Tabula)) {
@@ -271,11 +280,7 @@ fn crash_and_recover(point: &str, logged: Option<&str>) {
         check_regions(&format!("{what} and the rewrite"), &mut c);
         check_rows(&format!("{what} and the rewrite"), &mut c, &all, &[2]);
     }
-    let server = Tabula::start_at_with(&data, SETTINGS);
-    let mut c = server.client();
-    let what = format!("{point}, after a second restart");
-    check_regions(&what, &mut c);
-    check_rows(&what, &mut c, &all, &[2]);
+    restart_and_check(&data, &format!("{point}, after a second restart"), 2);
 }
 
 #[test]
@@ -340,11 +345,7 @@ fn create_stopped_at(point: &str) {
         assert_eq!(written.len(), ROWS, "{what}: every write is acknowledged");
         check_rows(&what, &mut c, &all, &[1]);
     }
-    let server = Tabula::start_at_with(&data, SETTINGS);
-    let mut c = server.client();
-    let what = format!("{point}, after a second restart");
-    check_regions(&what, &mut c);
-    check_rows(&what, &mut c, &all, &[1]);
+    restart_and_check(&data, &format!("{point}, after a second restart"), 1);
 }
 
 #[test]
