@@ -1,9 +1,9 @@
 //! The lock service: Tabula's coordination substrate, in the role Chubby plays for
 //! Bigtable.
 //!
-//! Owns: the [`LockService`] contract and its types, and the in-process
-//! implementation [`EmbeddedLockService`]. Must not: know about tablets, servers or
-//! assignment (the coordinator gives paths their meaning).
+//! Owns: the [`LockService`] contract and its types, the in-process implementation
+//! [`EmbeddedLockService`] and the etcd one [`EtcdLockService`]. Must not: know about
+//! tablets, servers or assignment (the coordinator gives paths their meaning).
 //!
 //! # Model
 //! * **Sessions** are leases: [`create_session`](LockService::create_session) with a
@@ -31,6 +31,7 @@
 mod clock;
 mod embedded;
 mod error;
+mod etcd;
 mod persist;
 mod session;
 mod store;
@@ -43,6 +44,7 @@ use std::time::{Duration, Instant};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use embedded::{EmbeddedConfig, EmbeddedLockService};
 pub use error::{LockError, LockResult};
+pub use etcd::{EtcdConfig, EtcdLockService};
 pub use persist::STATE_FILE;
 pub use txn::{Compare, Op, Txn, TxnOutcome};
 pub use types::{

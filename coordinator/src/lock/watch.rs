@@ -4,6 +4,7 @@
 //! an implementation publishes committed changes through. Must not: decide what
 //! changed (implementations do) or buffer history (a watch sees changes after it opens).
 
+use std::fmt;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Duration;
 
@@ -48,15 +49,35 @@ impl WatchEvent {
 /// To track a set of files without missing a change: open the watch, then
 /// [`list`](super::LockService::list), then apply only events whose revision is above
 /// the listing's revision.
-#[derive(Debug)]
 pub struct Watcher {
     events: Receiver<WatchEvent>,
+    /// Dropped with the watcher: a remote implementation's signal to cancel the watch
+    /// on the server instead of waiting for the next event to find no receiver.
+    _on_drop: Option<Box<dyn Send>>,
+}
+
+impl fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watcher").finish_non_exhaustive()
+    }
 }
 
 impl Watcher {
     /// A watcher fed through `events` (for implementations).
     pub fn from_receiver(events: Receiver<WatchEvent>) -> Self {
-        Self { events }
+        Self {
+            events,
+            _on_drop: None,
+        }
+    }
+
+    /// A watcher fed through `events` that drops `on_drop` when it is dropped (for
+    /// implementations whose watch must be cancelled somewhere else).
+    pub fn with_drop_guard(events: Receiver<WatchEvent>, on_drop: Box<dyn Send>) -> Self {
+        Self {
+            events,
+            _on_drop: Some(on_drop),
+        }
     }
 
     /// The next event, waiting at most `timeout`; `Ok(None)` when none came in time.
