@@ -30,6 +30,8 @@ use crate::tables::{
 };
 
 const COORDINATOR_LOCK: &str = "/tabula/coordinator";
+/// How long a starting coordinator waits for the coordinator lock.
+const COORDINATOR_LOCK_WAIT: Duration = Duration::from_secs(30);
 const ROOT_FILE: &str = "/tabula/root";
 const TABLET_ID_COUNTER: &str = "/tabula/next-tablet-id";
 const TABLES_PREFIX: &str = "/tabula/tables/";
@@ -146,15 +148,7 @@ impl Coordinator {
         opts: CoordinatorOptions,
     ) -> CoordResult<Arc<Coordinator>> {
         let session = lock.create_session(opts.session_ttl)?;
-        let got = lock.lock(
-            COORDINATOR_LOCK,
-            session,
-            b"coordinator",
-            Duration::from_secs(30),
-        )?;
-        if got.is_none() {
-            return Err(CoordError::AnotherCoordinator);
-        }
+        Self::take_coordinator_lock(&*lock, session, opts.session_ttl)?;
         let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
             Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
             None => {
@@ -178,6 +172,31 @@ impl Coordinator {
         coord.load_descriptors()?;
         coord.assign_all()?;
         Ok(coord)
+    }
+
+    /// Waits up to [`COORDINATOR_LOCK_WAIT`] for the coordinator lock, renewing
+    /// `session` between waits: the lock may be held by a coordinator that died and
+    /// whose lease must lapse first, and the waiting session's own lease (no heartbeat
+    /// runs yet) must not lapse meanwhile.
+    fn take_coordinator_lock(
+        lock: &dyn LockService,
+        session: SessionId,
+        session_ttl: Duration,
+    ) -> CoordResult<()> {
+        let deadline = std::time::Instant::now() + COORDINATOR_LOCK_WAIT;
+        let wait = (session_ttl / 3).max(Duration::from_millis(100));
+        loop {
+            if lock
+                .lock(COORDINATOR_LOCK, session, b"coordinator", wait)?
+                .is_some()
+            {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(CoordError::AnotherCoordinator);
+            }
+            lock.keep_alive(session)?;
+        }
     }
 
     /// The cluster's id.

@@ -16,6 +16,13 @@ use serde::Deserialize;
 pub struct Settings {
     /// Where tablets, the commit log and the embedded lock service live.
     pub data_dir: PathBuf,
+    /// Client URLs of an etcd cluster to use as the lock service, comma-separated
+    /// (`http://10.0.0.1:2379,http://10.0.0.2:2379`); empty: the embedded lock service
+    /// under `data_dir/lock`.
+    pub etcd_endpoints: String,
+    /// Prefix of every key Tabula writes in etcd, so clusters can share one etcd:
+    /// empty, or `/name`.
+    pub etcd_namespace: String,
     /// Thrift1 (`Hbase`) listen address.
     pub listen: String,
     /// Thrift2 (`THBaseService`) listen address; empty disables Thrift2.
@@ -53,6 +60,8 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             data_dir: PathBuf::from("./tabula-data"),
+            etcd_endpoints: String::new(),
+            etcd_namespace: String::new(),
             listen: "127.0.0.1:9090".into(),
             thrift2_listen: "127.0.0.1:9091".into(),
             max_frame_size: 64 << 20,
@@ -88,6 +97,7 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     pub data_dir: Option<PathBuf>,
+    pub etcd_endpoints: Option<String>,
     pub listen: Option<String>,
     pub thrift2_listen: Option<String>,
 }
@@ -96,6 +106,8 @@ pub struct Overrides {
 /// the environment.
 const KEYS: &[&str] = &[
     "data_dir",
+    "etcd_endpoints",
+    "etcd_namespace",
     "listen",
     "thrift2_listen",
     "max_frame_size",
@@ -148,6 +160,9 @@ impl Settings {
         if let Some(d) = &overrides.data_dir {
             s.data_dir = d.clone();
         }
+        if let Some(e) = &overrides.etcd_endpoints {
+            s.etcd_endpoints = e.clone();
+        }
         if let Some(l) = &overrides.listen {
             s.listen = l.clone();
         }
@@ -178,7 +193,22 @@ impl Settings {
         if self.max_value_size == 0 || self.max_value_size >= self.max_frame_size {
             return bad("max_value_size must be positive and below max_frame_size");
         }
+        let ns = &self.etcd_namespace;
+        if !ns.is_empty() && (!ns.starts_with('/') || ns.ends_with('/')) {
+            return bad("etcd_namespace must be empty or start with '/' and not end with one");
+        }
+        if self.etcd_urls().any(|url| !url.contains("://")) {
+            return bad("etcd_endpoints must be URLs such as http://127.0.0.1:2379");
+        }
         Ok(())
+    }
+
+    /// The etcd client URLs, if the lock service is etcd.
+    pub fn etcd_urls(&self) -> impl Iterator<Item = &str> {
+        self.etcd_endpoints
+            .split(',')
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
     }
 }
 
@@ -219,5 +249,32 @@ mod tests {
         let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
         assert_eq!(s.event_loops, 0);
         assert_eq!(Settings::default().event_loops, 2);
+    }
+
+    #[test]
+    fn etcd_endpoints_are_a_list_of_urls() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(
+            &f,
+            "etcd_endpoints = \"http://10.0.0.1:2379, http://10.0.0.2:2379,\"\netcd_namespace = \"/prod\"\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
+        let urls: Vec<&str> = s.etcd_urls().collect();
+        assert_eq!(urls, ["http://10.0.0.1:2379", "http://10.0.0.2:2379"]);
+        assert_eq!(s.etcd_namespace, "/prod");
+        assert_eq!(Settings::default().etcd_urls().count(), 0);
+        for bad in [
+            "etcd_endpoints = \"10.0.0.1:2379\"\n",
+            "etcd_namespace = \"prod\"\n",
+            "etcd_namespace = \"/prod/\"\n",
+        ] {
+            std::fs::write(&f, bad).unwrap();
+            assert!(
+                Settings::load(Some(&f), &Overrides::default()).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

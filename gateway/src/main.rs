@@ -33,6 +33,10 @@ enum Command {
         /// Data directory (default ./tabula-data).
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        /// Use the etcd cluster at these client URLs (comma-separated) as the lock
+        /// service instead of the embedded one.
+        #[arg(long)]
+        etcd_endpoints: Option<String>,
         /// Thrift1 listen address (default 127.0.0.1:9090).
         #[arg(long)]
         listen: Option<String>,
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Command::Serve {
             config,
             data_dir,
+            etcd_endpoints,
             listen,
             thrift2_listen,
             null_backend,
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
             }
             let overrides = Overrides {
                 data_dir,
+                etcd_endpoints,
                 listen,
                 thrift2_listen,
             };

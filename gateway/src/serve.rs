@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tabula_coordinator::lock::EmbeddedLockService;
+use tabula_coordinator::lock::{EmbeddedLockService, EtcdConfig, EtcdLockService, LockService};
 use tabula_coordinator::{Coordinator, CoordinatorOptions};
 use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Engine, EngineOptions};
@@ -101,8 +101,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     };
     let (coordinator, regionserver) =
         tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
-            let lock = EmbeddedLockService::open(&settings.data_dir.join("lock"))
-                .map_err(|e| ServeError::Lock(e.to_string()))?;
+            let lock = open_lock_service(&settings)?;
             let engine = Arc::new(Engine::open(engine_options(&settings))?);
             let rs = Arc::new(RegionServer::new(
                 engine,
@@ -112,7 +111,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                 },
             ));
             let coord = Coordinator::start(
-                Arc::new(lock),
+                lock,
                 vec![Arc::clone(&rs) as Arc<dyn TabletService>],
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
@@ -162,6 +161,22 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
             stop_background,
         }),
     })
+}
+
+/// The lock service the settings name: etcd when endpoints are given, else the
+/// embedded one under `data_dir/lock`.
+fn open_lock_service(settings: &Settings) -> Result<Arc<dyn LockService>, ServeError> {
+    let endpoints: Vec<String> = settings.etcd_urls().map(str::to_owned).collect();
+    if endpoints.is_empty() {
+        let lock = EmbeddedLockService::open(&settings.data_dir.join("lock"))
+            .map_err(|e| ServeError::Lock(e.to_string()))?;
+        return Ok(Arc::new(lock));
+    }
+    let config = EtcdConfig::new(endpoints).with_namespace(settings.etcd_namespace.clone());
+    let lock = EtcdLockService::connect(config)
+        .map_err(|e| ServeError::Lock(format!("etcd at {}: {e}", settings.etcd_endpoints)))?;
+    tracing::info!(endpoints = %settings.etcd_endpoints, namespace = %settings.etcd_namespace, "lock service: etcd");
+    Ok(Arc::new(lock))
 }
 
 /// Connection-layer options from the settings.

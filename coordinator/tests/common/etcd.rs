@@ -4,7 +4,7 @@
 //! Must not: mock anything; when the binary is missing the test fails saying so.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -105,11 +105,6 @@ impl EtcdServer {
     /// The client URL (`http://127.0.0.1:port`).
     pub fn url(&self) -> &str {
         &self.client_url
-    }
-
-    /// Where its data lives.
-    pub fn data_dir(&self) -> &Path {
-        self.dir.path()
     }
 
     /// A client configuration with every path under `namespace`.

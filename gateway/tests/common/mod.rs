@@ -61,7 +61,7 @@ pub enum Protocol {
 
 /// The binary under test: `TABULA_BIN` when set (to test another build), else the
 /// crate's `tabula` binary.
-fn binary_path() -> PathBuf {
+pub fn binary_path() -> PathBuf {
     if let Some(p) = std::env::var_os("TABULA_BIN") {
         return PathBuf::from(p);
     }
