@@ -23,7 +23,7 @@ use crate::catalog::{
     self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
     ROOT_TABLE, ROOT_TABLET_ID,
 };
-use crate::lock::{CasOutcome, LockError, LockService, SessionId};
+use crate::lock::{LockError, LockService, LockToken, SessionId, Txn, TxnOutcome, Versioned};
 use crate::tables::{
     canonical_name, canonical_slice, split_name, validate_namespace, validate_table_name,
     NamespaceDescriptor, TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
@@ -64,6 +64,10 @@ pub enum CoordError {
     NoServers,
     #[error("another coordinator holds the coordinator lock")]
     AnotherCoordinator,
+    /// This coordinator lost its session or its lock: another may act now, so it
+    /// must not change anything again.
+    #[error("this coordinator was deposed: {0}")]
+    Deposed(String),
     #[error("lock service: {0}")]
     Lock(#[from] LockError),
     #[error(transparent)]
@@ -92,6 +96,11 @@ pub struct CoordinatorOptions {
     pub split_threshold_bytes: u64,
     /// How often splits and balance are considered.
     pub maintenance_interval: Duration,
+    /// When the session or the lock is lost, take the lock again with a new session
+    /// instead of standing down. Only for a lock service no other coordinator can
+    /// reach (the embedded one): there, a loss means this process stalled past its
+    /// lease, and nobody else can have changed anything meanwhile.
+    pub retake_lost_lock: bool,
 }
 
 impl Default for CoordinatorOptions {
@@ -100,14 +109,28 @@ impl Default for CoordinatorOptions {
             session_ttl: Duration::from_secs(10),
             split_threshold_bytes: 256 << 20,
             maintenance_interval: Duration::from_secs(10),
+            retake_lost_lock: false,
         }
     }
 }
 
+/// What a coordinator calls when it is deposed, with the reason.
+pub type DeposedHook = Box<dyn Fn(&str) + Send + Sync>;
+
 /// The coordinator of one cluster.
 pub struct Coordinator {
     lock: Arc<dyn LockService>,
-    session: SessionId,
+    /// The session and the coordinator lock as taken with it: every write to the
+    /// lock service is fenced by the lock, so a deposed coordinator's late writes
+    /// fail. Replaced only when a lost lock is taken again
+    /// ([`CoordinatorOptions::retake_lost_lock`]).
+    held: RwLock<(SessionId, LockToken)>,
+    /// Serializes taking a lost lock again.
+    retaking: Mutex<()>,
+    /// Set once the session or the lock is lost; never cleared.
+    deposed: AtomicBool,
+    /// Called once when this coordinator is deposed (`tabula serve` exits).
+    on_deposed: std::sync::OnceLock<DeposedHook>,
     opts: CoordinatorOptions,
     /// The regionservers, fixed at construction (read without a lock).
     servers: BTreeMap<String, Arc<dyn TabletService>>,
@@ -148,24 +171,34 @@ impl Coordinator {
         opts: CoordinatorOptions,
     ) -> CoordResult<Arc<Coordinator>> {
         let session = lock.create_session(opts.session_ttl)?;
-        Self::take_coordinator_lock(&*lock, session, opts.session_ttl)?;
+        let token = Self::take_coordinator_lock(&*lock, session, opts.session_ttl)?;
         let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
             Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
             None => {
                 let id = format!("tabula-{:x}", now_ms());
-                lock.put(CLUSTER_ID_FILE, id.as_bytes())?;
+                let txn = Txn::new()
+                    .fenced_by(&token)
+                    .put(CLUSTER_ID_FILE, id.as_bytes());
+                if let TxnOutcome::Failed { .. } = lock.commit(&txn)? {
+                    return Err(CoordError::Deposed(
+                        "the coordinator lock was taken from it while starting".into(),
+                    ));
+                }
                 id
             }
         };
         let coord = Arc::new(Coordinator {
             lock,
-            session,
+            held: RwLock::new((session, token)),
+            retaking: Mutex::new(()),
+            deposed: AtomicBool::new(false),
+            on_deposed: std::sync::OnceLock::new(),
+            cluster_id,
             opts,
             servers: servers.into_iter().map(|s| (s.name(), s)).collect(),
             tables: ArcSwap::from_pointee(BTreeMap::new()),
             namespaces: RwLock::new(BTreeMap::new()),
             admin: Mutex::new(()),
-            cluster_id,
             stopping: AtomicBool::new(false),
             catalog_clock: catalog::CatalogClock::default(),
         });
@@ -182,15 +215,12 @@ impl Coordinator {
         lock: &dyn LockService,
         session: SessionId,
         session_ttl: Duration,
-    ) -> CoordResult<()> {
+    ) -> CoordResult<LockToken> {
         let deadline = std::time::Instant::now() + COORDINATOR_LOCK_WAIT;
         let wait = (session_ttl / 3).max(Duration::from_millis(100));
         loop {
-            if lock
-                .lock(COORDINATOR_LOCK, session, b"coordinator", wait)?
-                .is_some()
-            {
-                return Ok(());
+            if let Some(token) = lock.lock(COORDINATOR_LOCK, session, b"coordinator", wait)? {
+                return Ok(token);
             }
             if std::time::Instant::now() >= deadline {
                 return Err(CoordError::AnotherCoordinator);
@@ -209,9 +239,102 @@ impl Coordinator {
         &self.lock
     }
 
-    /// Keeps the coordinator's session alive; call periodically.
+    /// Keeps the coordinator's session alive and checks it still holds the
+    /// coordinator lock; call periodically. Deposes this coordinator when the session
+    /// ended or the lock is gone.
     pub fn heartbeat(&self) -> CoordResult<()> {
-        Ok(self.lock.keep_alive(self.session)?)
+        self.check_not_deposed()?;
+        let (session, token) = self.held.read().clone();
+        let lost = match self.lock.keep_alive(session) {
+            Err(LockError::SessionExpired(_)) => "its lock-service session ended",
+            Err(e) => return Err(e.into()),
+            Ok(()) if !self.lock.holds_lock(&token)? => "the coordinator lock was taken from it",
+            Ok(()) => return Ok(()),
+        };
+        self.retake(&token, lost)
+    }
+
+    /// After the lock `seen` was lost: takes it again with a new session when the
+    /// options allow (once, however many callers noticed), else stands down.
+    fn retake(&self, seen: &LockToken, lost: &str) -> CoordResult<()> {
+        if !self.opts.retake_lost_lock {
+            return Err(self.depose(lost));
+        }
+        let _one_at_a_time = self.retaking.lock();
+        let (session, token) = self.held.read().clone();
+        if token != *seen {
+            return Ok(());
+        }
+        tracing::warn!(reason = lost, "the coordinator takes its lock again");
+        let _ = self.lock.close_session(session);
+        let session = self.lock.create_session(self.opts.session_ttl)?;
+        let token = Self::take_coordinator_lock(&*self.lock, session, self.opts.session_ttl)?;
+        *self.held.write() = (session, token);
+        Ok(())
+    }
+
+    /// Calls `hook` (once) when this coordinator is deposed. Only the first hook set
+    /// is kept.
+    pub fn on_deposed(&self, hook: DeposedHook) {
+        let _ = self.on_deposed.set(hook);
+    }
+
+    /// True once this coordinator lost its session or its lock.
+    pub fn is_deposed(&self) -> bool {
+        self.deposed.load(Ordering::Acquire)
+    }
+
+    fn check_not_deposed(&self) -> CoordResult<()> {
+        if self.is_deposed() {
+            return Err(CoordError::Deposed(
+                "it lost its lock-service session or lock earlier".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Marks this coordinator deposed (the first time: logs it and calls the hook).
+    fn depose(&self, why: &str) -> CoordError {
+        if !self.deposed.swap(true, Ordering::AcqRel) {
+            tracing::error!(reason = why, "this coordinator is deposed and stops acting");
+            if let Some(hook) = self.on_deposed.get() {
+                hook(why);
+            }
+        }
+        CoordError::Deposed(why.into())
+    }
+
+    /// Commits `txn` only while this coordinator still holds its lock. A failed
+    /// comparison deposes it unless the lock is intact (then `Ok(Some(current))`
+    /// gives the other compared files, in order, for the caller to retry on).
+    fn fenced_commit(&self, txn: Txn) -> CoordResult<Option<Vec<Option<Versioned>>>> {
+        let lost = "the coordinator lock was taken from it";
+        for _attempt in 0..2 {
+            self.check_not_deposed()?;
+            let token = self.held.read().1.clone();
+            match self.lock.commit(&txn.clone().fenced_by(&token))? {
+                TxnOutcome::Committed { .. } => return Ok(None),
+                TxnOutcome::Failed { mut current } => {
+                    // fenced_by added the lock's comparison last.
+                    let lock_file = current.pop().flatten();
+                    if lock_file.map(|f| f.revision) == Some(token.revision) {
+                        return Ok(Some(current));
+                    }
+                    self.retake(&token, lost)?;
+                }
+            }
+        }
+        Err(self.depose(lost))
+    }
+
+    /// Writes to the lock service while this coordinator holds its lock.
+    fn fenced(&self, txn: Txn) -> CoordResult<()> {
+        match self.fenced_commit(txn)? {
+            None => Ok(()),
+            Some(_) => Err(CoordError::Lock(LockError::Protocol(
+                "a write without comparisons of its own failed one".into(),
+            ))),
+        }
     }
 
     /// A registered regionserver.
@@ -260,8 +383,7 @@ impl Coordinator {
                     name: builtin.into(),
                     configuration: BTreeMap::new(),
                 };
-                self.lock
-                    .put(&format!("{NAMESPACES_PREFIX}{builtin}"), &ns.encode())?;
+                self.fenced(Txn::new().put(format!("{NAMESPACES_PREFIX}{builtin}"), ns.encode()))?;
                 namespaces.insert(builtin.into(), ns);
             }
         }
@@ -276,7 +398,7 @@ impl Coordinator {
     }
 
     fn store_table(&self, t: &TableDescriptor) -> CoordResult<()> {
-        self.lock.put(&table_path(&t.name), &t.encode())?;
+        self.fenced(Txn::new().put(table_path(&t.name), t.encode()))?;
         self.tables.rcu(|tables| {
             let mut tables = BTreeMap::clone(tables);
             tables.insert(t.name.clone(), t.clone());
@@ -343,12 +465,13 @@ impl Coordinator {
                 None => (None, FIRST_USER_TABLET_ID),
             };
             let next = first + n;
-            match self
-                .lock
-                .compare_and_put(TABLET_ID_COUNTER, expected, &next.to_be_bytes())?
-            {
-                CasOutcome::Applied { .. } => return Ok(first),
-                CasOutcome::Conflict { .. } => continue,
+            let txn = match expected {
+                Some(revision) => Txn::new().require_revision(TABLET_ID_COUNTER, revision),
+                None => Txn::new().require_absent(TABLET_ID_COUNTER),
+            };
+            match self.fenced_commit(txn.put(TABLET_ID_COUNTER, next.to_be_bytes().to_vec()))? {
+                None => return Ok(first),
+                Some(_) => continue,
             }
         }
     }
@@ -475,7 +598,7 @@ impl Coordinator {
             Bytes::new(),
             Bytes::new(),
         ))?;
-        self.lock.put(ROOT_FILE, root_server.name().as_bytes())?;
+        self.fenced(Txn::new().put(ROOT_FILE, root_server.name().into_bytes()))?;
         // METADATA tablets listed in the root; a new cluster gets its first one.
         let mut metas = self.meta_tablets()?;
         if metas.is_empty() {
@@ -703,8 +826,7 @@ impl Coordinator {
         if self.namespaces.read().contains_key(&ns.name) {
             return Err(CoordError::NamespaceExists(ns.name));
         }
-        self.lock
-            .put(&format!("{NAMESPACES_PREFIX}{}", ns.name), &ns.encode())?;
+        self.fenced(Txn::new().put(format!("{NAMESPACES_PREFIX}{}", ns.name), ns.encode()))?;
         self.namespaces.write().insert(ns.name.clone(), ns);
         Ok(())
     }
@@ -715,8 +837,7 @@ impl Coordinator {
         if !self.namespaces.read().contains_key(&ns.name) {
             return Err(CoordError::NamespaceNotFound(ns.name));
         }
-        self.lock
-            .put(&format!("{NAMESPACES_PREFIX}{}", ns.name), &ns.encode())?;
+        self.fenced(Txn::new().put(format!("{NAMESPACES_PREFIX}{}", ns.name), ns.encode()))?;
         self.namespaces.write().insert(ns.name.clone(), ns);
         Ok(())
     }
@@ -740,7 +861,7 @@ impl Coordinator {
         if used {
             return Err(CoordError::NamespaceNotEmpty(name.into()));
         }
-        self.lock.delete(&format!("{NAMESPACES_PREFIX}{name}"))?;
+        self.fenced(Txn::new().delete(format!("{NAMESPACES_PREFIX}{name}")))?;
         self.namespaces.write().remove(name);
         Ok(())
     }
@@ -841,7 +962,7 @@ impl Coordinator {
             return Err(CoordError::TableNotDisabled(shown(&t.name)));
         }
         self.drop_tablets(&t.name)?;
-        self.lock.delete(&table_path(&t.name))?;
+        self.fenced(Txn::new().delete(table_path(&t.name)))?;
         self.tables.rcu(|tables| {
             let mut tables = BTreeMap::clone(tables);
             tables.remove(&t.name);
@@ -1052,14 +1173,13 @@ impl Coordinator {
 
     /// Stores a permission entry (user, scope, actions).
     pub fn put_permission(&self, key: &str, actions: &str) -> CoordResult<()> {
-        self.lock
-            .put(&format!("{PERMISSIONS_PREFIX}{key}"), actions.as_bytes())?;
+        self.fenced(Txn::new().put(format!("{PERMISSIONS_PREFIX}{key}"), actions.as_bytes()))?;
         Ok(())
     }
 
     /// Removes a permission entry.
     pub fn remove_permission(&self, key: &str) -> CoordResult<()> {
-        self.lock.delete(&format!("{PERMISSIONS_PREFIX}{key}"))?;
+        self.fenced(Txn::new().delete(format!("{PERMISSIONS_PREFIX}{key}")))?;
         Ok(())
     }
 
@@ -1209,8 +1329,9 @@ impl Coordinator {
     }
 
     fn keep_session(&self) {
-        if let Err(e) = self.heartbeat() {
-            tracing::error!(error = %e, "coordinator lost its lock-service session");
+        match self.heartbeat() {
+            Ok(()) | Err(CoordError::Deposed(_)) => {}
+            Err(e) => tracing::warn!(error = %e, "coordinator heartbeat failed; retrying"),
         }
     }
 
@@ -1269,8 +1390,9 @@ impl Coordinator {
     /// Stops background work and gives up the coordinator lock.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::Release);
-        let _ = self.lock.unlock(COORDINATOR_LOCK, self.session);
-        if let Err(e) = self.lock.close_session(self.session) {
+        let session = self.held.read().0;
+        let _ = self.lock.unlock(COORDINATOR_LOCK, session);
+        if let Err(e) = self.lock.close_session(session) {
             tracing::warn!(error = %e, "could not close the coordinator's lock-service session");
         }
     }

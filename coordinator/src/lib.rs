@@ -16,4 +16,4 @@ pub mod coordinator;
 pub mod lock;
 pub mod tables;
 
-pub use coordinator::{CoordError, CoordResult, Coordinator, CoordinatorOptions};
+pub use coordinator::{CoordError, CoordResult, Coordinator, CoordinatorOptions, DeposedHook};

@@ -102,6 +102,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let (coordinator, regionserver) =
         tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
             let lock = open_lock_service(&settings)?;
+            let embedded_lock = settings.etcd_urls().next().is_none();
             let engine = Arc::new(Engine::open(engine_options(&settings))?);
             let rs = Arc::new(RegionServer::new(
                 engine,
@@ -115,9 +116,23 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                 vec![Arc::clone(&rs) as Arc<dyn TabletService>],
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
+                    retake_lost_lock: embedded_lock,
                     ..CoordinatorOptions::default()
                 },
             )?;
+            if !embedded_lock {
+                // Another coordinator may be acting now: stop at once, as HBase's
+                // master aborts on losing its ZooKeeper session. Every acknowledged
+                // write is in the commit log; a restart recovers it.
+                coord.on_deposed(Box::new(|why| {
+                    tracing::error!(
+                        reason = why,
+                        "exiting: this server's coordinator was deposed"
+                    );
+                    eprintln!("tabula: exiting: the coordinator was deposed ({why})");
+                    std::process::exit(DEPOSED_EXIT_CODE);
+                }));
+            }
             Ok((coord, rs))
         })
         .await
@@ -162,6 +177,9 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         }),
     })
 }
+
+/// Exit status of a `tabula serve` whose coordinator lost its etcd session or lock.
+pub const DEPOSED_EXIT_CODE: i32 = 3;
 
 /// The lock service the settings name: etcd when endpoints are given, else the
 /// embedded one under `data_dir/lock`.

@@ -137,6 +137,10 @@ fn coord_error(e: CoordError) -> BackendError {
         CoordError::NoSuchFamily { table, family } => BackendError::NoSuchFamily { table, family },
         CoordError::InvalidArgument(m) => BackendError::InvalidArgument(m),
         CoordError::Rs(e) => rs_error(b"", e),
+        CoordError::Deposed(_) => BackendError::Io {
+            message: e.to_string(),
+            retry: false,
+        },
         other => BackendError::Io {
             message: other.to_string(),
             retry: true,
