@@ -1,9 +1,17 @@
 //! Property tests: files, compare-and-write and transactions behave exactly like a
-//! sorted map with one revision counter, in memory and across reopens.
+//! sorted map with one revision counter: the embedded service in memory and across
+//! reopens, and the etcd service (a real etcd) across reconnects.
+
+#[path = "common/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
+use etcd::EtcdServer;
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use tabula_coordinator::lock::{
     CasOutcome, EmbeddedLockService, LockService, Txn, TxnOutcome, Versioned,
 };
@@ -86,13 +94,18 @@ fn action(with_reopen: bool) -> BoxedStrategy<Action> {
     }
 }
 
-/// Runs `actions` against the service and the model, comparing every answer.
-fn check(
+/// Runs `actions` against the service and the model, comparing every answer. The
+/// model's counter starts at the service's revision (etcd's revision is shared by
+/// every namespace; nothing else writes while a case runs).
+fn check<L: LockService>(
     actions: &[Action],
-    mut reopen: impl FnMut() -> Option<EmbeddedLockService>,
+    mut reopen: impl FnMut() -> Option<L>,
 ) -> Result<(), TestCaseError> {
     let mut svc = reopen().ok_or_else(|| TestCaseError::fail("cannot open"))?;
-    let mut model = Model::default();
+    let mut model = Model {
+        revision: svc.list("").unwrap().revision,
+        ..Model::default()
+    };
     for action in actions {
         match action {
             Action::Put(p, v) => {
@@ -199,5 +212,27 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_path_buf();
         check(&actions, move || EmbeddedLockService::open(&path).ok())?;
+    }
+}
+
+/// The same model check on etcd: each case in a namespace of its own on one etcd,
+/// `Reopen` connecting a new client.
+#[test]
+fn etcd_files_match_a_sorted_map_across_reconnects() {
+    let etcd = EtcdServer::start();
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .map_or(24, |n| n.min(64));
+    let mut runner = TestRunner::new(Config::with_cases(cases));
+    let case = AtomicU32::new(0);
+    let result = runner.run(&proptest::collection::vec(action(true), 1..40), |actions| {
+        let namespace = format!("/case{}", case.fetch_add(1, Ordering::Relaxed));
+        check(&actions, || {
+            tabula_coordinator::lock::EtcdLockService::connect(etcd.config(&namespace)).ok()
+        })
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
     }
 }
