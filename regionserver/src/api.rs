@@ -2,8 +2,8 @@
 //!
 //! Owns: [`TabletService`] and the request/response types it uses. In one process the
 //! trait is implemented by [`crate::RegionServer`] and called directly; across
-//! processes the same calls travel over RPC. Everything here is plain data (no
-//! closures or trait objects) so it can be serialized.
+//! processes the same calls travel over RPC ([`crate::rpc`]). Everything here is
+//! plain data (no closures or trait objects) so it can be serialized.
 //! Must not: contain routing (which tablet holds a row is the caller's business).
 
 use bytes::Bytes;
@@ -76,6 +76,25 @@ pub enum RsError {
     /// An error from the storage engine.
     #[error(transparent)]
     Storage(#[from] tabula_storage::Error),
+    /// A failure a regionserver in another process reported (its message as it
+    /// said it), or a call that did not reach it.
+    #[error("{message}")]
+    Remote {
+        kind: RemoteFailure,
+        message: String,
+    },
+}
+
+/// What kind of failure a remote regionserver reported, where the caller treats
+/// kinds differently (the others travel as their own [`RsError`] variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteFailure {
+    /// The filter string did not parse or build.
+    BadFilter,
+    /// The request broke a rule (row key, value size, timestamp...).
+    InvalidArgument,
+    /// Anything else; `permanent` when retrying cannot help.
+    Other { permanent: bool },
 }
 
 impl RsError {

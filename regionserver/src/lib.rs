@@ -2,14 +2,17 @@
 //!
 //! [`api`] is the interface every caller uses ([`api::TabletService`]); [`server`]
 //! implements it over one [`tabula_storage::Engine`]; [`filter`] is the HBase filter
-//! language, compiled here because filters run server-side during reads.
+//! language, compiled here because filters run server-side during reads; [`rpc`]
+//! carries the interface between processes (gRPC).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
 pub mod filter;
+pub mod rpc;
 pub mod server;
 
 pub use api::{
-    ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
+    ReadSpec, RemoteFailure, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport,
+    TabletService,
 };
 pub use server::{RegionServer, RegionServerOptions};

@@ -19,7 +19,7 @@ use tabula_coordinator::tables::{
     canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
 };
 use tabula_coordinator::{CoordError, Coordinator};
-use tabula_regionserver::{ReadSpec, RsError, RsResult, ScanSpec, TabletService};
+use tabula_regionserver::{ReadSpec, RemoteFailure, RsError, RsResult, ScanSpec, TabletService};
 use tabula_storage::tablet::Condition;
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
 
@@ -105,6 +105,14 @@ pub(crate) fn rs_error(table: &[u8], e: RsError) -> BackendError {
                 shown(table)
             ),
             retry: true,
+        },
+        RsError::Remote { kind, message } => match kind {
+            RemoteFailure::BadFilter => BackendError::BadFilter(message),
+            RemoteFailure::InvalidArgument => BackendError::InvalidArgument(message),
+            RemoteFailure::Other { permanent } => BackendError::Io {
+                message,
+                retry: !permanent,
+            },
         },
         RsError::Storage(s) => match s {
             S::UnknownFamily { family, .. } => BackendError::NoSuchFamily {
