@@ -38,6 +38,9 @@ const TABLES_PREFIX: &str = "/tabula/tables/";
 const NAMESPACES_PREFIX: &str = "/tabula/namespaces/";
 const CLUSTER_ID_FILE: &str = "/tabula/cluster-id";
 const PERMISSIONS_PREFIX: &str = "/tabula/acl/";
+/// Where regionservers of other processes register: `<prefix><name>` is a lock
+/// held by the server's session, its value the server's RPC address.
+pub const SERVERS_PREFIX: &str = "/tabula/servers/";
 
 /// Why a coordinator call failed.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +79,9 @@ pub enum CoordError {
     Rs(#[from] RsError),
     #[error("stored {what} is corrupt")]
     Corrupt { what: String },
+    /// A server whose tablets were to move is registered again: they stay.
+    #[error("regionserver {0} is registered; its tablets stay where they are")]
+    ServerAlive(String),
 }
 
 /// Times compact_table lists a table's tablets again after some split or moved.
@@ -114,6 +120,24 @@ impl Default for CoordinatorOptions {
     }
 }
 
+/// A regionserver as routing finds it: borrowed when it lives in this process,
+/// shared when it is a client of one in another process.
+pub enum ServerRef<'a> {
+    Local(&'a (dyn TabletService + 'static)),
+    Remote(Arc<dyn TabletService>),
+}
+
+impl std::ops::Deref for ServerRef<'_> {
+    type Target = dyn TabletService;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            ServerRef::Local(server) => *server,
+            ServerRef::Remote(server) => server.as_ref(),
+        }
+    }
+}
+
 /// What a coordinator calls when it is deposed, with the reason.
 pub type DeposedHook = Box<dyn Fn(&str) + Send + Sync>;
 
@@ -132,8 +156,11 @@ pub struct Coordinator {
     /// Called once when this coordinator is deposed (`tabula serve` exits).
     on_deposed: std::sync::OnceLock<DeposedHook>,
     opts: CoordinatorOptions,
-    /// The regionservers, fixed at construction (read without a lock).
+    /// The regionservers of this process, fixed at construction (read without a
+    /// lock).
     servers: BTreeMap<String, Arc<dyn TabletService>>,
+    /// Regionservers of other processes, as they register and go away.
+    remote_servers: RwLock<BTreeMap<String, Arc<dyn TabletService>>>,
     /// The user tables, read on every data call without a lock; replaced whole
     /// when a table is created, changed or deleted.
     tables: ArcSwap<BTreeMap<Bytes, TableDescriptor>>,
@@ -170,6 +197,17 @@ impl Coordinator {
         servers: Vec<Arc<dyn TabletService>>,
         opts: CoordinatorOptions,
     ) -> CoordResult<Arc<Coordinator>> {
+        Self::start_with_remote(lock, servers, Vec::new(), opts)
+    }
+
+    /// [`Coordinator::start`] with regionservers of other processes already
+    /// registered: the tablets they serve stay there.
+    pub fn start_with_remote(
+        lock: Arc<dyn LockService>,
+        servers: Vec<Arc<dyn TabletService>>,
+        remote: Vec<Arc<dyn TabletService>>,
+        opts: CoordinatorOptions,
+    ) -> CoordResult<Arc<Coordinator>> {
         let session = lock.create_session(opts.session_ttl)?;
         let token = Self::take_coordinator_lock(&*lock, session, opts.session_ttl)?;
         let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
@@ -196,6 +234,7 @@ impl Coordinator {
             cluster_id,
             opts,
             servers: servers.into_iter().map(|s| (s.name(), s)).collect(),
+            remote_servers: RwLock::new(remote.into_iter().map(|s| (s.name(), s)).collect()),
             tables: ArcSwap::from_pointee(BTreeMap::new()),
             namespaces: RwLock::new(BTreeMap::new()),
             admin: Mutex::new(()),
@@ -203,7 +242,10 @@ impl Coordinator {
             catalog_clock: catalog::CatalogClock::default(),
         });
         coord.load_descriptors()?;
-        coord.assign_all()?;
+        {
+            let _g = coord.admin.lock();
+            coord.assign(true)?;
+        }
         Ok(coord)
     }
 
@@ -339,19 +381,60 @@ impl Coordinator {
 
     /// A registered regionserver.
     pub fn server(&self, name: &str) -> Option<Arc<dyn TabletService>> {
-        self.server_ref(name).cloned()
+        match self.servers.get(name) {
+            Some(s) => Some(Arc::clone(s)),
+            None => self.remote_servers.read().get(name).cloned(),
+        }
     }
 
-    /// The regionserver named `name`, borrowed: the set of servers is fixed for the
-    /// coordinator's life, so a caller holding the coordinator can use it without
-    /// taking a reference count (every routed call does).
-    pub fn server_ref(&self, name: &str) -> Option<&Arc<dyn TabletService>> {
-        self.servers.get(name)
+    /// The regionserver named `name`: borrowed when it is in this process (the
+    /// set is fixed for the coordinator's life, so a routed call takes no reference
+    /// count), shared when it is a remote one.
+    pub fn server_ref(&self, name: &str) -> Option<ServerRef<'_>> {
+        match self.servers.get(name) {
+            Some(s) => Some(ServerRef::Local(s.as_ref())),
+            None => self
+                .remote_servers
+                .read()
+                .get(name)
+                .map(|s| ServerRef::Remote(Arc::clone(s))),
+        }
     }
 
     /// Every registered regionserver.
     pub fn servers(&self) -> Vec<Arc<dyn TabletService>> {
-        self.servers.values().cloned().collect()
+        let mut all: Vec<_> = self.servers.values().cloned().collect();
+        all.extend(self.remote_servers.read().values().cloned());
+        all
+    }
+
+    /// Registers a regionserver of another process: tablets may be placed on it
+    /// from now on.
+    pub fn add_server(&self, server: Arc<dyn TabletService>) {
+        let name = server.name();
+        if self.servers.contains_key(&name) {
+            return;
+        }
+        tracing::info!(server = %name, "a regionserver joined");
+        self.remote_servers.write().insert(name, server);
+    }
+
+    /// Names of the regionservers of other processes.
+    pub fn remote_server_names(&self) -> Vec<String> {
+        self.remote_servers.read().keys().cloned().collect()
+    }
+
+    /// A regionserver of another process is gone (its registration ended): its
+    /// commit log is split into recovered edits and its tablets are opened on live
+    /// servers. Returns how many tablets moved.
+    pub fn server_lost(&self, name: &str) -> CoordResult<usize> {
+        self.check_not_deposed()?;
+        let _g = self.admin.lock();
+        self.remote_servers.write().remove(name);
+        tracing::warn!(server = %name, "a regionserver is gone; moving its tablets");
+        let moved = self.assign(false)?;
+        tracing::info!(server = %name, moved, "the lost regionserver's tablets are served again");
+        Ok(moved)
     }
 
     fn server_or_err(&self, name: &str) -> CoordResult<Arc<dyn TabletService>> {
@@ -588,17 +671,25 @@ impl Coordinator {
 
     /// Opens every tablet: root, METADATA, then the tablets of enabled tables,
     /// recording where each went.
-    fn assign_all(&self) -> CoordResult<()> {
-        let _g = self.admin.lock();
+    /// Makes every tablet served: at start-up (`reopen_live`) every tablet is
+    /// opened, on the live server the catalog names (this process's own server lost
+    /// them with the previous process; opening is idempotent on a remote one that
+    /// kept them) or elsewhere; later, only tablets of servers that are gone move.
+    /// A gone server's commit log is split before the first of its tablets opens
+    /// elsewhere. Returns how many tablets moved. Callers hold the admin lock.
+    fn assign(&self, reopen_live: bool) -> CoordResult<usize> {
+        let mut recovered = HashSet::new();
+        let mut moved = 0;
         // Root tablet.
-        let root_server = self.pick_server()?;
-        root_server.open_tablet(&Self::catalog_descriptor(
-            ROOT_TABLET_ID,
-            ROOT_TABLE,
-            Bytes::new(),
-            Bytes::new(),
-        ))?;
-        self.fenced(Txn::new().put(ROOT_FILE, root_server.name().into_bytes()))?;
+        let root_server = match self.lock.get(ROOT_FILE)? {
+            Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
+            None => String::new(),
+        };
+        let root = Self::catalog_descriptor(ROOT_TABLET_ID, ROOT_TABLE, Bytes::new(), Bytes::new());
+        if let Some(server) = self.place(&root_server, &root, reopen_live, &mut recovered)? {
+            self.fenced(Txn::new().put(ROOT_FILE, server.name().into_bytes()))?;
+            moved += 1;
+        }
         // METADATA tablets listed in the root; a new cluster gets its first one.
         let mut metas = self.meta_tablets()?;
         if metas.is_empty() {
@@ -611,25 +702,90 @@ impl Coordinator {
             });
         }
         for mut meta in metas {
-            let server = self.pick_server()?;
-            server.open_tablet(&Self::catalog_descriptor(
+            let desc = Self::catalog_descriptor(
                 meta.tablet_id,
                 META_TABLE,
                 meta.start_row.clone(),
                 meta.end_row.clone(),
-            ))?;
-            meta.server = server.name();
-            self.write_catalog(&meta)?;
+            );
+            if let Some(server) = self.place(&meta.server, &desc, reopen_live, &mut recovered)? {
+                meta.server = server.name();
+                self.write_catalog(&meta)?;
+                moved += 1;
+            }
         }
         // User tablets.
         for t in self.tables() {
-            self.repair_catalog(&t)?;
+            if reopen_live {
+                self.repair_catalog(&t)?;
+            }
             if !t.enabled {
                 continue;
             }
-            self.open_table_tablets(&t)?;
+            let schema = t
+                .schema()
+                .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+            for mut loc in self.table_tablets(&t.name)? {
+                let desc = TabletDescriptor {
+                    id: loc.tablet_id,
+                    schema: schema.clone(),
+                    start_row: loc.start_row.clone(),
+                    end_row: loc.end_row.clone(),
+                };
+                if let Some(server) = self.place(&loc.server, &desc, reopen_live, &mut recovered)? {
+                    loc.server = server.name();
+                    self.write_catalog(&loc)?;
+                    moved += 1;
+                }
+            }
         }
-        Ok(())
+        Ok(moved)
+    }
+
+    /// Opens tablet `desc`, last served by `server`: there again when that server
+    /// is live (only when `reopen_live`; `None` is returned, the catalog stays),
+    /// otherwise, after recovering that server's log (once per `recovered`), on the
+    /// least loaded live server, which is returned.
+    fn place(
+        &self,
+        server: &str,
+        desc: &TabletDescriptor,
+        reopen_live: bool,
+        recovered: &mut HashSet<String>,
+    ) -> CoordResult<Option<Arc<dyn TabletService>>> {
+        if let Some(live) = self.server(server) {
+            if reopen_live {
+                live.open_tablet(desc)?;
+            }
+            return Ok(None);
+        }
+        if !server.is_empty() && !recovered.contains(server) {
+            self.recover_log_of(server)?;
+            recovered.insert(server.to_owned());
+        }
+        let target = self.pick_server()?;
+        target.open_tablet(desc)?;
+        Ok(Some(target))
+    }
+
+    /// Splits the commit log of the gone server `name` into recovered edits, holding
+    /// its registration lock meanwhile so that a server restarting under that name
+    /// waits until its old log is split.
+    fn recover_log_of(&self, name: &str) -> CoordResult<()> {
+        let path = format!("{SERVERS_PREFIX}{name}");
+        let session = self.held.read().0;
+        let Some(token) = self.lock.try_lock(&path, session, b"recovering")? else {
+            return Err(CoordError::ServerAlive(name.to_owned()));
+        };
+        let recovery = match self.servers.values().next() {
+            Some(local) => Ok(Arc::clone(local)),
+            None => self.pick_server(),
+        };
+        let result = recovery.and_then(|s| s.recover_log_of(name).map_err(CoordError::from));
+        if let Err(e) = self.lock.release(&token) {
+            tracing::warn!(server = %name, error = %e, "releasing a recovered server's lock");
+        }
+        result
     }
 
     /// Repairs what an operation the previous process did not finish left in table

@@ -16,4 +16,7 @@ pub mod coordinator;
 pub mod lock;
 pub mod tables;
 
-pub use coordinator::{CoordError, CoordResult, Coordinator, CoordinatorOptions, DeposedHook};
+pub use coordinator::{
+    CoordError, CoordResult, Coordinator, CoordinatorOptions, DeposedHook, ServerRef,
+    SERVERS_PREFIX,
+};

@@ -52,6 +52,23 @@ enum Command {
         #[arg(long, default_value_t = 1000, requires = "null_backend")]
         null_value_size: usize,
     },
+    /// Run a regionserver alone, for a cluster of several processes: it registers in
+    /// etcd (`--etcd-endpoints`), shares the data directory with the other servers,
+    /// and serves the tablets the coordinator of a `tabula serve` assigns it.
+    Regionserver {
+        /// TOML settings file (see docs/CONFIGURATION.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The data directory the cluster's servers share (default ./tabula-data).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// The etcd cluster's client URLs, comma-separated.
+        #[arg(long)]
+        etcd_endpoints: Option<String>,
+        /// Address of the regionserver's RPC (gRPC) port.
+        #[arg(long, default_value = "127.0.0.1:16020")]
+        listen: String,
+    },
     /// Load a running server with the Bigtable paper's or YCSB's workloads and report
     /// throughput, latency percentiles and the server's memory and CPU.
     Bench(Box<tabula_loadgen::BenchArgs>),
@@ -146,6 +163,57 @@ fn main() -> ExitCode {
                 println!(
                     "tabula ready thrift1={} thrift2={}",
                     running.thrift1_addr, running.thrift2_addr
+                );
+                match running.run(shutdown_signal()).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("tabula: {e}");
+                        ExitCode::FAILURE
+                    }
+                }
+            })
+        }
+        Command::Regionserver {
+            config,
+            data_dir,
+            etcd_endpoints,
+            listen,
+        } => {
+            let overrides = Overrides {
+                data_dir,
+                etcd_endpoints,
+                listen: Some(listen),
+                thrift2_listen: None,
+            };
+            let settings = match Settings::load(config.as_deref(), &overrides) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("tabula: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("tabula: cannot start the runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            runtime.block_on(async move {
+                let running = match tabula_gateway::regionserver_process::start(&settings).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracing::error!(error = %e, "start-up failed");
+                        eprintln!("tabula: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                println!(
+                    "tabula regionserver ready rpc={} name={}",
+                    running.rpc_addr, running.name
                 );
                 match running.run(shutdown_signal()).await {
                     Ok(()) => ExitCode::SUCCESS,

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tabula_coordinator::lock::{EmbeddedLockService, EtcdConfig, EtcdLockService, LockService};
 use tabula_coordinator::{Coordinator, CoordinatorOptions};
+use tabula_regionserver::server::server_log_dir_name;
 use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Engine, EngineOptions};
 use tokio::net::TcpListener;
@@ -62,7 +63,7 @@ struct System {
     stop_background: Arc<std::sync::atomic::AtomicBool>,
 }
 
-fn engine_options(s: &Settings) -> EngineOptions {
+pub(crate) fn engine_options(s: &Settings) -> EngineOptions {
     let mut o = EngineOptions::new(&s.data_dir);
     o.memory_budget = s.memory_budget_mb << 20;
     o.memtable_size = s.memtable_size_mb << 20;
@@ -93,6 +94,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
     let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
     let server_opts = server_options(settings);
+    let on_etcd = settings.etcd_urls().next().is_some();
     let settings = settings.clone();
     let name = if settings.server_name.is_empty() {
         thrift1_addr.to_string()
@@ -103,17 +105,34 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
             let lock = open_lock_service(&settings)?;
             let embedded_lock = settings.etcd_urls().next().is_none();
-            let engine = Arc::new(Engine::open(engine_options(&settings))?);
+            let mut engine_opts = engine_options(&settings);
+            // On etcd the data directory may be shared with regionservers of other
+            // processes: each keeps its commit log under logs/<its name>.
+            let logs_root = (!embedded_lock).then(|| settings.data_dir.join(LOGS_DIR));
+            if let Some(root) = &logs_root {
+                let dir =
+                    server_log_dir_name(&name).map_err(|e| ServeError::Lock(e.to_string()))?;
+                engine_opts.log_dir = Some(root.join(dir));
+            }
+            let engine = Arc::new(Engine::open(engine_opts)?);
             let rs = Arc::new(RegionServer::new(
                 engine,
                 RegionServerOptions {
                     name,
                     scanner_lease: Duration::from_secs(settings.scanner_lease_secs.max(1)),
+                    logs_root,
                 },
             ));
-            let coord = Coordinator::start(
+            // Regionservers of other processes already registered keep their tablets.
+            let remote = if embedded_lock {
+                Vec::new()
+            } else {
+                crate::membership::connect_registered(&*lock, &rs.name())
+            };
+            let coord = Coordinator::start_with_remote(
                 lock,
                 vec![Arc::clone(&rs) as Arc<dyn TabletService>],
+                remote,
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
                     retake_lost_lock: embedded_lock,
@@ -149,6 +168,12 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut background = Vec::new();
     background.extend(coordinator.spawn_maintenance());
+    if on_etcd {
+        background.extend(crate::membership::spawn(
+            Arc::clone(&coordinator),
+            Arc::clone(&stop_background),
+        ));
+    }
     {
         let rs = Arc::clone(&regionserver);
         let stop = Arc::clone(&stop_background);
@@ -178,12 +203,16 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     })
 }
 
+/// Where the regionservers sharing a data directory keep their commit logs, one
+/// directory per server name (on etcd only).
+pub const LOGS_DIR: &str = "logs";
+
 /// Exit status of a `tabula serve` whose coordinator lost its etcd session or lock.
 pub const DEPOSED_EXIT_CODE: i32 = 3;
 
 /// The lock service the settings name: etcd when endpoints are given, else the
 /// embedded one under `data_dir/lock`.
-fn open_lock_service(settings: &Settings) -> Result<Arc<dyn LockService>, ServeError> {
+pub(crate) fn open_lock_service(settings: &Settings) -> Result<Arc<dyn LockService>, ServeError> {
     let endpoints: Vec<String> = settings.etcd_urls().map(str::to_owned).collect();
     if endpoints.is_empty() {
         let lock = EmbeddedLockService::open(&settings.data_dir.join("lock"))

@@ -220,4 +220,11 @@ pub trait TabletService: Send + Sync {
     /// tables left). Returns how many went. The caller must hold back splits and
     /// table creation meanwhile: their new tablets are not yet in `live`.
     fn collect_garbage(&self, live: &std::collections::HashSet<u64>) -> RsResult<usize>;
+
+    /// Splits the commit log of the dead regionserver `server` (on the storage the
+    /// servers share) into recovered edits for its tablets and removes it, so the
+    /// tablets can be opened here or elsewhere with every acknowledged write. Does
+    /// nothing when that server left no log, or when this server shares no storage
+    /// with others. The caller must make sure `server` is dead and stays so.
+    fn recover_log_of(&self, server: &str) -> RsResult<()>;
 }

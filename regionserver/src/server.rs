@@ -35,6 +35,10 @@ pub struct RegionServerOptions {
     pub name: String,
     /// Scanners idle longer than this are closed.
     pub scanner_lease: Duration,
+    /// Where the regionservers sharing this storage keep their commit logs, one
+    /// directory per server name (`<data>/logs`); `None` when the storage is this
+    /// server's alone.
+    pub logs_root: Option<std::path::PathBuf>,
 }
 
 impl Default for RegionServerOptions {
@@ -42,6 +46,7 @@ impl Default for RegionServerOptions {
         RegionServerOptions {
             name: "regionserver-0".into(),
             scanner_lease: Duration::from_secs(60),
+            logs_root: None,
         }
     }
 }
@@ -316,4 +321,35 @@ impl TabletService for RegionServer {
     fn collect_garbage(&self, live: &std::collections::HashSet<u64>) -> RsResult<usize> {
         Ok(self.engine.collect_garbage(live)?)
     }
+
+    fn recover_log_of(&self, server: &str) -> RsResult<()> {
+        let Some(root) = &self.opts.logs_root else {
+            return Ok(());
+        };
+        let dir = root.join(server_log_dir_name(server)?);
+        if !dir.exists() {
+            return Ok(());
+        }
+        tracing::info!(server, dir = %dir.display(), "recovering a dead regionserver's commit log");
+        self.engine.recover_log_of(&dir)?;
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| tabula_storage::Error::io(format!("removing {}", dir.display()), e))?;
+        Ok(())
+    }
+}
+
+/// The directory name of a server's commit log under the shared logs root: the
+/// server's name, which must not be empty, a path step, or contain a `/`.
+pub fn server_log_dir_name(server: &str) -> RsResult<&str> {
+    if server.is_empty()
+        || server == "."
+        || server == ".."
+        || server.contains('/')
+        || server.contains('\0')
+    {
+        return Err(RsError::Storage(tabula_storage::Error::InvalidArgument(
+            format!("{server:?} cannot name a regionserver's log directory"),
+        )));
+    }
+    Ok(server)
 }

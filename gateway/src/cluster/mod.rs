@@ -9,6 +9,7 @@
 
 pub mod router;
 pub mod scanner;
+pub mod unavailable;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -237,7 +238,7 @@ impl ClusterBackend {
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let (tablet, svc) = self.router.route(t, row)?;
-            match f(svc, tablet) {
+            match f(&*svc, tablet) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {
                     self.router.invalidate_tablet(t, tablet);

@@ -14,9 +14,10 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use tabula_coordinator::catalog::{self, TabletLocation, META_TABLE};
-use tabula_coordinator::Coordinator;
+use tabula_coordinator::{Coordinator, ServerRef};
 use tabula_regionserver::TabletService;
 
+use super::unavailable::{Unavailable, UNAVAILABLE};
 use crate::backend::{BackendError, BackendResult};
 
 /// Cached locations of one table, keyed by start row. Shared: a cache hit hands
@@ -55,11 +56,13 @@ impl Router {
         }
     }
 
-    /// The regionserver named `name`.
+    /// The regionserver named `name`; one the coordinator no longer knows (gone,
+    /// its tablets moving) answers every call "not serving".
     pub fn server(&self, name: &str) -> BackendResult<Arc<dyn TabletService>> {
-        self.coordinator
+        Ok(self
+            .coordinator
             .server(name)
-            .ok_or_else(|| io(format!("regionserver {name} is not available")))
+            .unwrap_or_else(|| Arc::new(Unavailable)))
     }
 
     fn cached(cache: &TableCache, row: &[u8]) -> Option<Arc<TabletLocation>> {
@@ -102,7 +105,7 @@ impl Router {
     /// serving it, borrowed: the per-call path of point reads and writes takes no
     /// reference count on a cache hit (a count every call bumps is one cache line
     /// passed between the cores).
-    pub fn route(&self, table: &[u8], row: &[u8]) -> BackendResult<(u64, &dyn TabletService)> {
+    pub fn route(&self, table: &[u8], row: &[u8]) -> BackendResult<(u64, ServerRef<'_>)> {
         let hit = {
             let cache = self.cache.load();
             cache.get(table).and_then(|c| {
@@ -118,12 +121,13 @@ impl Router {
         }
     }
 
-    /// The regionserver named `name`, borrowed from the coordinator.
-    fn server_ref(&self, name: &str) -> BackendResult<&dyn TabletService> {
-        self.coordinator
+    /// The regionserver named `name`, borrowed from the coordinator when it is in
+    /// this process; see [`Router::server`] for one it no longer knows.
+    fn server_ref(&self, name: &str) -> BackendResult<ServerRef<'_>> {
+        Ok(self
+            .coordinator
             .server_ref(name)
-            .map(|s| s.as_ref())
-            .ok_or_else(|| io(format!("regionserver {name} is not available")))
+            .unwrap_or(ServerRef::Local(&UNAVAILABLE)))
     }
 
     /// The tablet of `table` (canonical name) holding `row`.

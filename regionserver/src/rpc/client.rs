@@ -421,4 +421,12 @@ impl TabletService for RemoteTabletService {
         self.admin_call(|mut c| async move { c.collect_garbage(request).await })
             .map(|reply| usize::try_from(reply.removed).unwrap_or(usize::MAX))
     }
+
+    fn recover_log_of(&self, server: &str) -> RsResult<()> {
+        let request = pb::RecoverLogRequest {
+            server: server.to_owned(),
+        };
+        self.admin_call(|mut c| async move { c.recover_log_of(request).await })
+            .map(|_| ())
+    }
 }

@@ -284,4 +284,10 @@ impl TabletRpc for Exposed {
         })
         .await
     }
+
+    async fn recover_log_of(&self, request: Request<pb::RecoverLogRequest>) -> Reply<pb::Empty> {
+        let r = request.into_inner();
+        self.call(move |s| s.recover_log_of(&r.server).map(|()| pb::Empty {}))
+            .await
+    }
 }

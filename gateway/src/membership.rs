@@ -1,0 +1,139 @@
+//! The coordinator's view of the regionservers in other processes: it follows their
+//! registrations in the lock service (`/tabula/servers/<name>`, a lock whose value is
+//! the server's RPC address), connects to the ones that join and hands the ones
+//! that go away to the coordinator, which splits their logs and moves their tablets.
+//!
+//! Owns: reading registrations, connecting clients, the membership thread. Must not:
+//! decide where tablets go (the coordinator does).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tabula_coordinator::lock::{LockResult, LockService};
+use tabula_coordinator::{Coordinator, SERVERS_PREFIX};
+use tabula_regionserver::rpc::client::RemoteOptions;
+use tabula_regionserver::rpc::RemoteTabletService;
+use tabula_regionserver::TabletService;
+
+use crate::regionserver_process::registered_address;
+
+/// How often registrations are read again even without a watch event.
+const RECHECK: Duration = Duration::from_secs(2);
+
+/// The registered regionservers: name -> RPC address.
+pub fn registered(lock: &dyn LockService) -> LockResult<BTreeMap<String, String>> {
+    Ok(lock
+        .list(SERVERS_PREFIX)?
+        .files
+        .into_iter()
+        .filter(|(_, file)| file.owner.is_some())
+        .filter_map(|(path, file)| {
+            let name = path.strip_prefix(SERVERS_PREFIX)?.to_owned();
+            let addr = registered_address(&file.value)?.to_owned();
+            Some((name, addr))
+        })
+        .collect())
+}
+
+fn connect(name: &str, addr: &str) -> Option<Arc<dyn TabletService>> {
+    match RemoteTabletService::connect(addr, RemoteOptions::default()) {
+        Ok(client) if client.name() == name => Some(Arc::new(client)),
+        Ok(client) => {
+            tracing::warn!(registered = name, answered = %client.name(), addr, "a registered regionserver answers to another name");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(server = name, addr, error = %e, "cannot reach a registered regionserver");
+            None
+        }
+    }
+}
+
+/// Clients of every registered regionserver except `local` (for the coordinator's
+/// start: the tablets they serve stay there).
+pub fn connect_registered(lock: &dyn LockService, local: &str) -> Vec<Arc<dyn TabletService>> {
+    match registered(lock) {
+        Ok(servers) => servers
+            .iter()
+            .filter(|(name, _)| name.as_str() != local)
+            .filter_map(|(name, addr)| connect(name, addr))
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read regionserver registrations");
+            Vec::new()
+        }
+    }
+}
+
+/// One pass: connects servers that joined, hands gone ones (and those whose
+/// recovery failed before, in `retry`) to the coordinator.
+fn reconcile(coordinator: &Coordinator, retry: &mut BTreeSet<String>) {
+    let registered = match registered(&**coordinator.lock_service()) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read regionserver registrations");
+            return;
+        }
+    };
+    let known: BTreeSet<String> = coordinator.remote_server_names().into_iter().collect();
+    for (name, addr) in &registered {
+        if !known.contains(name) && coordinator.server(name).is_none() {
+            if let Some(client) = connect(name, addr) {
+                retry.remove(name);
+                coordinator.add_server(client);
+            }
+        }
+    }
+    for name in known {
+        if !registered.contains_key(&name) {
+            retry.insert(name);
+        }
+    }
+    let pending: Vec<String> = retry.iter().cloned().collect();
+    for name in pending {
+        if registered.contains_key(&name) && coordinator.server(&name).is_some() {
+            retry.remove(&name);
+            continue;
+        }
+        match coordinator.server_lost(&name) {
+            Ok(_) => {
+                retry.remove(&name);
+            }
+            Err(e) => {
+                tracing::warn!(server = %name, error = %e, "moving a lost regionserver's tablets failed; retrying")
+            }
+        }
+    }
+}
+
+/// Follows registrations until `stop` is set.
+pub fn spawn(
+    coordinator: Arc<Coordinator>,
+    stop: Arc<AtomicBool>,
+) -> Option<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("tabula-membership".into())
+        .spawn(move || {
+            let mut watcher = None;
+            let mut retry = BTreeSet::new();
+            while !stop.load(Ordering::Acquire) {
+                if watcher.is_none() {
+                    watcher = coordinator.lock_service().watch(SERVERS_PREFIX).ok();
+                }
+                reconcile(&coordinator, &mut retry);
+                match &watcher {
+                    Some(w) => match w.next_timeout(RECHECK) {
+                        Ok(_) => {
+                            // Several changes may come together: one pass covers them.
+                            let _ = w.drain();
+                        }
+                        Err(_) => watcher = None,
+                    },
+                    None => std::thread::sleep(RECHECK),
+                }
+            }
+        })
+        .ok()
+}

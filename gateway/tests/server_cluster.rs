@@ -1,0 +1,211 @@
+//! A cluster of several processes on one machine: `tabula serve` (coordinator,
+//! gateway and a regionserver) and a `tabula regionserver` of its own, sharing the
+//! data directory, with etcd as the lock service. Tablets are placed on both
+//! servers, Thrift calls reach the rows on either, and when the regionserver is
+//! killed (kill -9) the coordinator splits its commit log and serves its tablets
+//! elsewhere: every acknowledged write is read back.
+
+mod common;
+#[path = "../../coordinator/tests/common/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::t2::{family, table_desc};
+use common::*;
+use etcd::EtcdServer;
+use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
+
+const TABLE: &[u8] = b"spread";
+const ROWS: usize = 400;
+
+/// A `tabula regionserver` process, killed when dropped.
+struct RegionServerProcess {
+    child: Child,
+    name: String,
+}
+
+impl RegionServerProcess {
+    fn start(data: &Path, etcd: &EtcdServer, log: &Path) -> RegionServerProcess {
+        let log_file = std::fs::File::create(log).expect("log file");
+        let mut child = Command::new(binary_path())
+            .arg("regionserver")
+            .arg("--data-dir")
+            .arg(data)
+            .args(["--etcd-endpoints", etcd.url()])
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log_file))
+            .spawn()
+            .expect("spawn tabula regionserver");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.starts_with("tabula regionserver ready") {
+                    let _ = tx.send(line);
+                }
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the regionserver did not start: {}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                )
+            });
+        let name = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("name="))
+            .expect("name on the ready line")
+            .to_owned();
+        RegionServerProcess { child, name }
+    }
+
+    fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RegionServerProcess {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The server name of each region of the table.
+fn region_servers(c: &mut Client) -> Vec<String> {
+    c.get_table_regions(TABLE.to_vec())
+        .expect("getTableRegions")
+        .into_iter()
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r.server_name.map(|n| text(&n)).unwrap_or_default(),
+                r.port.unwrap_or(0)
+            )
+        })
+        .collect()
+}
+
+fn row(i: usize) -> String {
+    // Spread over the split keys b..y.
+    format!("{}{i:05}", (b'a' + (i % 26) as u8) as char)
+}
+
+#[test]
+fn tablets_spread_over_processes_and_a_killed_regionserver_loses_no_acknowledged_write() {
+    let etcd = EtcdServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
+    let serve = Tabula::start_at_with(&data, &env);
+    let mut rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
+    wait_for(
+        "the coordinator seeing the regionserver",
+        Duration::from_secs(30),
+        || serve.log().contains("a regionserver joined"),
+    );
+
+    // Six split keys: seven tablets, placed on the least loaded server each.
+    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
+    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+        .expect("createTable");
+    let mut c = serve.client();
+    let servers = region_servers(&mut c);
+    assert_eq!(servers.len(), 7);
+    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
+    assert!(
+        (2..7).contains(&on_rs),
+        "tablets should be on both servers: {servers:?} (regionserver {})",
+        rs.name
+    );
+
+    // Every row written through the gateway, acknowledged, and read back.
+    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(50) {
+        let batch: Vec<BatchMutation> = chunk
+            .iter()
+            .map(|&i| BatchMutation {
+                row: Some(row(i).into_bytes()),
+                mutations: Some(vec![put_m("cf:v", format!("value{i}").as_bytes())]),
+            })
+            .collect();
+        c.mutate_rows(TABLE.to_vec(), batch, no_attrs())
+            .expect("mutateRows");
+    }
+    let check_all = |c: &mut Client| -> Result<(), String> {
+        for i in 0..ROWS {
+            let rows = c
+                .get_row(TABLE.to_vec(), row(i).into_bytes(), no_attrs())
+                .map_err(|e| format!("{}: {e}", row(i)))?;
+            let got = rows.first().map(columns_of).unwrap_or_default();
+            if got.get("cf:v") != Some(&format!("value{i}")) {
+                return Err(format!("{} reads {got:?}", row(i)));
+            }
+        }
+        Ok(())
+    };
+    check_all(&mut c).expect("every row before the kill");
+
+    // kill -9: its memtables are gone; its log holds the acknowledged writes.
+    rs.kill9();
+    wait_for(
+        "the coordinator moving the lost server's tablets",
+        Duration::from_secs(60),
+        || {
+            serve
+                .log()
+                .contains("the lost regionserver's tablets are served again")
+        },
+    );
+    assert!(
+        serve
+            .log()
+            .contains("recovering a dead regionserver's commit log"),
+        "the dead server's log was split: {}",
+        serve.log()
+    );
+    let mut last = Err(String::new());
+    wait_for("every row readable again", Duration::from_secs(60), || {
+        let mut c = serve.client();
+        last = check_all(&mut c);
+        last.is_ok()
+    });
+    let servers = region_servers(&mut c);
+    assert!(
+        servers.iter().all(|s| *s != rs.name),
+        "no tablet left on the dead server: {servers:?}"
+    );
+    // The cluster goes on: writes to every tablet.
+    put(&mut c, TABLE, "zzz-after", &[("cf:v", "after")]);
+    put(&mut c, TABLE, "aaa-after", &[("cf:v", "after")]);
+    let rows = c
+        .get_row(TABLE.to_vec(), b"zzz-after".to_vec(), no_attrs())
+        .expect("getRow");
+    assert_eq!(columns_of(&rows[0])["cf:v"], "after");
+}
