@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use tabula_coordinator::lock::{LockError, LockService, LockToken, SessionId};
 use tabula_coordinator::SERVERS_PREFIX;
-use tabula_regionserver::rpc::serve as serve_rpc;
+use tabula_regionserver::rpc::{serve_guarded, CallGuard};
 use tabula_regionserver::server::server_log_dir_name;
-use tabula_regionserver::{RegionServer, RegionServerOptions};
+use tabula_regionserver::{RegionServer, RegionServerOptions, RemoteFailure, RsError};
 use tabula_storage::Engine;
 use tokio::net::TcpListener;
 
@@ -27,6 +27,12 @@ use crate::serve::{engine_options, open_lock_service, ServeError, DEPOSED_EXIT_C
 /// The lease of a regionserver's registration: the coordinator notices a dead
 /// server this long after its last heartbeat.
 const REGISTRATION_TTL: Duration = Duration::from_secs(10);
+/// How often the registration is renewed.
+const RENEW_EVERY: Duration = Duration::from_millis(2500);
+/// A server whose last renewal is older than this refuses every call and exits:
+/// its lease may lapse soon after, and then the coordinator splits its log and
+/// opens its tablets elsewhere. Well inside the lease, so it is gone first.
+const FENCE_AFTER: Duration = Duration::from_secs(6);
 /// How long a starting regionserver waits for its name to be free (a previous
 /// process's lease lapsing, or the coordinator splitting its old log).
 const REGISTRATION_WAIT: Duration = Duration::from_secs(120);
@@ -52,6 +58,39 @@ pub struct RunningRegionServer {
     session: SessionId,
     stop_background: Arc<AtomicBool>,
     background: Vec<std::thread::JoinHandle<()>>,
+    renewed: Arc<Renewal>,
+}
+
+/// When the registration was last renewed, for the call guard.
+struct Renewal {
+    started: Instant,
+    /// Milliseconds after `started` of the last successful renewal.
+    at_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Renewal {
+    fn new() -> Self {
+        Renewal {
+            started: Instant::now(),
+            at_ms: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn renewed(&self) {
+        self.at_ms.store(self.now_ms(), Ordering::Release);
+    }
+
+    /// How long since the last renewal.
+    fn age(&self) -> Duration {
+        Duration::from_millis(
+            self.now_ms()
+                .saturating_sub(self.at_ms.load(Ordering::Acquire)),
+        )
+    }
 }
 
 /// Registers under the settings' name, opens the engine and binds the RPC port.
@@ -84,11 +123,13 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
             .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??
     };
     let stop_background = Arc::new(AtomicBool::new(false));
+    let renewed = Arc::new(Renewal::new());
     let mut background = Vec::new();
     background.extend(heartbeat(
         Arc::clone(&lock),
         session,
         token,
+        Arc::clone(&renewed),
         Arc::clone(&stop_background),
     ));
     background.extend(expire_scanners(
@@ -104,6 +145,7 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
         session,
         stop_background,
         background,
+        renewed,
     })
 }
 
@@ -157,36 +199,47 @@ fn register_and_open(
     Ok((lock, session, token, regionserver))
 }
 
-/// Renews the registration every third of its lease; ends the process when it is
-/// lost (the coordinator may be splitting this server's log already).
+/// Renews the registration every [`RENEW_EVERY`]; ends the process when it is lost,
+/// or when it could not be renewed for [`FENCE_AFTER`] (the lease may lapse next,
+/// and the coordinator would split this server's log under it).
 fn heartbeat(
     lock: Arc<dyn LockService>,
     session: SessionId,
     token: LockToken,
+    renewed: Arc<Renewal>,
     stop: Arc<AtomicBool>,
 ) -> Option<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("tabula-rs-lease".into())
         .spawn(move || {
-            let tick = Duration::from_millis(200);
+            let tick = Duration::from_millis(100);
             let mut waited = Duration::ZERO;
             while !stop.load(Ordering::Acquire) {
                 std::thread::sleep(tick);
                 waited += tick;
-                if waited < REGISTRATION_TTL / 3 {
-                    continue;
+                let stale = renewed.age() > FENCE_AFTER;
+                let mut lost = false;
+                if waited >= RENEW_EVERY || stale {
+                    waited = Duration::ZERO;
+                    lost = match lock.keep_alive(session) {
+                        Err(LockError::SessionExpired(_)) => true,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "registration heartbeat failed; retrying");
+                            false
+                        }
+                        Ok(()) => match lock.holds_lock(&token) {
+                            Ok(held) => {
+                                if held {
+                                    renewed.renewed();
+                                }
+                                !held
+                            }
+                            Err(_) => false,
+                        },
+                    };
                 }
-                waited = Duration::ZERO;
-                let lost = match lock.keep_alive(session) {
-                    Err(LockError::SessionExpired(_)) => true,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "registration heartbeat failed; retrying");
-                        false
-                    }
-                    Ok(()) => !lock.holds_lock(&token).unwrap_or(true),
-                };
-                if lost && !stop.load(Ordering::Acquire) {
-                    tracing::error!("exiting: this regionserver's registration was lost");
+                if (lost || renewed.age() > FENCE_AFTER) && !stop.load(Ordering::Acquire) {
+                    tracing::error!(lost, "exiting: this regionserver's registration was lost or could not be renewed");
                     eprintln!("tabula: exiting: the regionserver's registration was lost");
                     std::process::exit(DEPOSED_EXIT_CODE);
                 }
@@ -218,7 +271,19 @@ impl RunningRegionServer {
         shutdown: impl std::future::Future<Output = ()> + Send,
     ) -> Result<(), ServeError> {
         let service = Arc::clone(&self.regionserver) as Arc<dyn tabula_regionserver::TabletService>;
-        serve_rpc(self.listener, service, shutdown)
+        // Between a missed renewal and the exit, refuse everything: the tablets
+        // may be opening elsewhere.
+        let renewed = Arc::clone(&self.renewed);
+        let guard: CallGuard = Arc::new(move || {
+            if renewed.age() > FENCE_AFTER {
+                return Err(RsError::Remote {
+                    kind: RemoteFailure::Other { permanent: false },
+                    message: "this regionserver lost its registration and stops".into(),
+                });
+            }
+            Ok(())
+        });
+        serve_guarded(self.listener, service, Some(guard), shutdown)
             .await
             .map_err(|e| ServeError::Shutdown(format!("the RPC server failed: {e}")))?;
         tracing::info!("RPC stopped; flushing tablets");

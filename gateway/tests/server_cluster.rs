@@ -113,15 +113,37 @@ fn row(i: usize) -> String {
     format!("{}{i:05}", (b'a' + (i % 26) as u8) as char)
 }
 
-#[test]
-fn tablets_spread_over_processes_and_a_killed_regionserver_loses_no_acknowledged_write() {
+/// A cluster: etcd, `tabula serve` and one `tabula regionserver` on a shared data
+/// directory, the table created with seven tablets on both servers and every row
+/// written (acknowledged) and read back.
+struct Cluster {
+    serve: Tabula,
+    rs: RegionServerProcess,
+    _etcd: EtcdServer,
+    _dir: tempfile::TempDir,
+}
+
+fn check_all(c: &mut Client) -> Result<(), String> {
+    for i in 0..ROWS {
+        let rows = c
+            .get_row(TABLE.to_vec(), row(i).into_bytes(), no_attrs())
+            .map_err(|e| format!("{}: {e}", row(i)))?;
+        let got = rows.first().map(columns_of).unwrap_or_default();
+        if got.get("cf:v") != Some(&format!("value{i}")) {
+            return Err(format!("{} reads {got:?}", row(i)));
+        }
+    }
+    Ok(())
+}
+
+fn cluster_with_rows() -> Cluster {
     let etcd = EtcdServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).expect("data dir");
     let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
     let serve = Tabula::start_at_with(&data, &env);
-    let mut rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
+    let rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
     wait_for(
         "the coordinator seeing the regionserver",
         Duration::from_secs(30),
@@ -158,22 +180,20 @@ fn tablets_spread_over_processes_and_a_killed_regionserver_loses_no_acknowledged
         c.mutate_rows(TABLE.to_vec(), batch, no_attrs())
             .expect("mutateRows");
     }
-    let check_all = |c: &mut Client| -> Result<(), String> {
-        for i in 0..ROWS {
-            let rows = c
-                .get_row(TABLE.to_vec(), row(i).into_bytes(), no_attrs())
-                .map_err(|e| format!("{}: {e}", row(i)))?;
-            let got = rows.first().map(columns_of).unwrap_or_default();
-            if got.get("cf:v") != Some(&format!("value{i}")) {
-                return Err(format!("{} reads {got:?}", row(i)));
-            }
-        }
-        Ok(())
-    };
-    check_all(&mut c).expect("every row before the kill");
+    check_all(&mut c).expect("every row before the failure");
+    Cluster {
+        serve,
+        rs,
+        _etcd: etcd,
+        _dir: dir,
+    }
+}
 
-    // kill -9: its memtables are gone; its log holds the acknowledged writes.
-    rs.kill9();
+/// Waits for the coordinator to move the lost server's tablets, then checks every
+/// acknowledged row is read back, no tablet is left on the lost server, and the
+/// table still takes writes.
+fn recovered(cluster: &Cluster) {
+    let serve = &cluster.serve;
     wait_for(
         "the coordinator moving the lost server's tablets",
         Duration::from_secs(60),
@@ -196,16 +216,54 @@ fn tablets_spread_over_processes_and_a_killed_regionserver_loses_no_acknowledged
         last = check_all(&mut c);
         last.is_ok()
     });
+    let mut c = serve.client();
     let servers = region_servers(&mut c);
     assert!(
-        servers.iter().all(|s| *s != rs.name),
-        "no tablet left on the dead server: {servers:?}"
+        servers.iter().all(|s| *s != cluster.rs.name),
+        "no tablet left on the lost server: {servers:?}"
     );
-    // The cluster goes on: writes to every tablet.
     put(&mut c, TABLE, "zzz-after", &[("cf:v", "after")]);
     put(&mut c, TABLE, "aaa-after", &[("cf:v", "after")]);
     let rows = c
         .get_row(TABLE.to_vec(), b"zzz-after".to_vec(), no_attrs())
         .expect("getRow");
     assert_eq!(columns_of(&rows[0])["cf:v"], "after");
+}
+
+#[test]
+fn a_killed_regionserver_loses_no_acknowledged_write() {
+    let mut cluster = cluster_with_rows();
+    // kill -9: its memtables are gone; its log holds the acknowledged writes.
+    cluster.rs.kill9();
+    recovered(&cluster);
+}
+
+#[test]
+fn a_stalled_regionserver_stops_serving_and_exits_while_its_tablets_move() {
+    let mut cluster = cluster_with_rows();
+    let pid = cluster.rs.child.id() as libc::pid_t;
+    // SAFETY: signalling our own child by pid.
+    unsafe {
+        libc::kill(pid, libc::SIGSTOP);
+    }
+    // Past its 10 s lease: the coordinator splits its log and moves its tablets.
+    std::thread::sleep(Duration::from_secs(13));
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(pid, libc::SIGCONT);
+    }
+    // Woken, it finds its registration stale, refuses calls and exits.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Ok(Some(status)) = cluster.rs.child.try_wait() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stalled regionserver did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(3));
+    recovered(&cluster);
 }

@@ -20,13 +20,27 @@ use crate::api::{RsError, RsResult, TabletService};
 /// Largest message either side accepts (a batch of large values).
 pub const MAX_MESSAGE_BYTES: usize = 512 << 20;
 
+/// Checked before every call; an error is the call's answer (a server that can no
+/// longer prove it may serve refuses everything).
+pub type CallGuard = Arc<dyn Fn() -> RsResult<()> + Send + Sync>;
+
 /// Serves `service` on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     service: Arc<dyn TabletService>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    let rpc = TabletServiceServer::new(Exposed { service })
+    serve_guarded(listener, service, None, shutdown).await
+}
+
+/// [`serve`] with `guard` checked before every call.
+pub async fn serve_guarded(
+    listener: tokio::net::TcpListener,
+    service: Arc<dyn TabletService>,
+    guard: Option<CallGuard>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let rpc = TabletServiceServer::new(Exposed { service, guard })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     tonic::transport::Server::builder()
@@ -47,6 +61,7 @@ pub fn status_of(error: &RsError) -> Status {
 
 struct Exposed {
     service: Arc<dyn TabletService>,
+    guard: Option<CallGuard>,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -59,7 +74,14 @@ impl Exposed {
         F: FnOnce(&dyn TabletService) -> RsResult<T> + Send + 'static,
     {
         let service = Arc::clone(&self.service);
-        match tokio::task::spawn_blocking(move || call(&*service)).await {
+        let guard = self.guard.clone();
+        let run = move || {
+            if let Some(guard) = guard {
+                guard()?;
+            }
+            call(&*service)
+        };
+        match tokio::task::spawn_blocking(run).await {
             Ok(Ok(reply)) => Ok(Response::new(reply)),
             Ok(Err(error)) => Err(status_of(&error)),
             Err(failed) => {
