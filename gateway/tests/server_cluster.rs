@@ -119,7 +119,7 @@ fn row(i: usize) -> String {
 struct Cluster {
     serve: Tabula,
     rs: RegionServerProcess,
-    _etcd: EtcdServer,
+    etcd: EtcdServer,
     _dir: tempfile::TempDir,
 }
 
@@ -184,7 +184,7 @@ fn cluster_with_rows() -> Cluster {
     Cluster {
         serve,
         rs,
-        _etcd: etcd,
+        etcd,
         _dir: dir,
     }
 }
@@ -266,4 +266,47 @@ fn a_stalled_regionserver_stops_serving_and_exits_while_its_tablets_move() {
     };
     assert_eq!(status.code(), Some(3));
     recovered(&cluster);
+}
+
+#[test]
+fn a_regionserver_that_leaves_on_sigterm_hands_its_tablets_back() {
+    let mut cluster = cluster_with_rows();
+    let pid = cluster.rs.child.id() as libc::pid_t;
+    // SAFETY: signalling our own child by pid.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Ok(Some(status)) = cluster.rs.child.try_wait() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the regionserver did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status:?}");
+    recovered(&cluster);
+}
+
+#[test]
+fn a_restarted_coordinator_keeps_the_tablets_a_live_regionserver_serves() {
+    let mut cluster = cluster_with_rows();
+    let mut c = cluster.serve.client();
+    let before: Vec<String> = region_servers(&mut c)
+        .into_iter()
+        .filter(|s| *s == cluster.rs.name)
+        .collect();
+    drop(c);
+    let data = cluster.serve.data_dir.clone();
+    cluster.serve.kill9();
+    let env = [("TABULA_ETCD_ENDPOINTS", cluster.etcd.url())];
+    cluster.serve = Tabula::start_at_with(&data, &env);
+    let mut c = cluster.serve.client();
+    let after: Vec<String> = region_servers(&mut c)
+        .into_iter()
+        .filter(|s| *s == cluster.rs.name)
+        .collect();
+    assert_eq!(after, before, "the regionserver's tablets stay with it");
+    check_all(&mut c).expect("every row after the coordinator's restart");
+    put(&mut c, TABLE, "mmm-after", &[("cf:v", "after")]);
 }
