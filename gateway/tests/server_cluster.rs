@@ -235,6 +235,12 @@ fn a_killed_regionserver_loses_no_acknowledged_write() {
     let mut cluster = cluster_with_rows();
     // kill -9: its memtables are gone; its log holds the acknowledged writes.
     cluster.rs.kill9();
+    // Clients see no error: calls to the dead server's tablets wait (the gateway
+    // finds nothing listening, looks the tablet up again, retries) until the
+    // coordinator has moved them, within the gateway's 30 s relocation limit.
+    let started = Instant::now();
+    check_all(&mut cluster.serve.client()).expect("reads through the failover");
+    assert!(started.elapsed() < Duration::from_secs(30));
     recovered(&cluster);
 }
 

@@ -76,6 +76,11 @@ pub enum RsError {
     /// An error from the storage engine.
     #[error(transparent)]
     Storage(#[from] tabula_storage::Error),
+    /// A regionserver in another process could not be reached at all (nothing
+    /// listens at its address: it is gone): the request was not delivered, so the
+    /// caller looks the tablet up again, as for [`RsError::NotServing`].
+    #[error("regionserver {server} cannot be reached: {message}")]
+    Unreachable { server: String, message: String },
     /// A failure a regionserver in another process reported (its message as it
     /// said it), or a call that did not reach it.
     #[error("{message}")]
@@ -103,6 +108,7 @@ impl RsError {
         matches!(
             self,
             RsError::NotServing { .. }
+                | RsError::Unreachable { .. }
                 | RsError::Storage(tabula_storage::Error::TabletClosed { .. })
                 | RsError::Storage(tabula_storage::Error::TabletNotOpen { .. })
                 | RsError::Storage(tabula_storage::Error::RowOutOfRange { .. })

@@ -107,6 +107,10 @@ pub(crate) fn rs_error(table: &[u8], e: RsError) -> BackendError {
             ),
             retry: true,
         },
+        RsError::Unreachable { .. } => BackendError::Io {
+            message: e.to_string(),
+            retry: true,
+        },
         RsError::Remote { kind, message } => match kind {
             RemoteFailure::BadFilter => BackendError::BadFilter(message),
             RemoteFailure::InvalidArgument => BackendError::InvalidArgument(message),

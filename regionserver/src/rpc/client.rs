@@ -77,15 +77,34 @@ fn unreachable(address: &str, why: impl std::fmt::Display) -> RsError {
     }
 }
 
-/// The error a status stands for: the server's `Failure` when it sent one, else a
-/// transport failure.
+/// The error a status stands for: the server's `Failure` when it sent one; a
+/// connection that could not be made (the request never left) is
+/// [`RsError::Unreachable`]; anything else a transport failure whose outcome is
+/// unknown.
 fn error_of(address: &str, status: Status) -> RsError {
     if !status.details().is_empty() {
         if let Ok(failure) = pb::Failure::decode(status.details()) {
             return failure_from_wire(failure);
         }
     }
+    if status.code() == tonic::Code::Unavailable && never_connected(&status) {
+        return RsError::Unreachable {
+            server: address.to_owned(),
+            message: status.message().to_owned(),
+        };
+    }
     unreachable(address, status.message())
+}
+
+/// True when the status comes from failing to open a connection at all.
+fn never_connected(status: &Status) -> bool {
+    let mut text = status.message().to_owned();
+    let mut source = std::error::Error::source(status);
+    while let Some(cause) = source {
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text.contains("tcp connect error") || text.contains("Connection refused")
 }
 
 impl RemoteTabletService {
