@@ -2,7 +2,7 @@
 //!
 //! Owns: splitting commit-log segments (this server's after a restart, or a dead
 //! server's) into one "recovered edits" file per tablet and segment
-//! (`<tablet dir>/recovered/<segment>.edits`, records in the commit-log record
+//! (`<tablet dir>/recovered/<log dir>-<segment>.edits`, records in the commit-log record
 //! format, no header), and reading a tablet's edits back in sequence order.
 //! Splitting is idempotent: each output is written to a temporary name, fsynced and
 //! renamed, so a crash mid-split leaves either nothing or a complete file, and a
@@ -46,10 +46,19 @@ pub fn split_segments(segments: &[PathBuf], tablets_root: &Path) -> Result<()> {
                 .or_default()
                 .extend_from_slice(&encode_record(r.tablet_id, r.seq, &r.payload)?);
         }
-        let name = segment
+        // Named after the log's directory and the segment: segments of different
+        // servers' logs share file names, and a tablet may hold edits of several
+        // dead servers at once (one file must never replace another's).
+        let log_name = segment
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let segment_name = segment
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| format!("segment-{i}"));
+        let name = format!("{log_name}-{segment_name}");
         for (tablet, bytes) in per_tablet {
             let tdir = tablets_root.join(tablet.to_string());
             if !tdir.is_dir() {
