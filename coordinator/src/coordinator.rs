@@ -84,6 +84,9 @@ pub enum CoordError {
     ServerAlive(String),
 }
 
+/// Most tablets one balancing round moves.
+const MAX_MOVES_PER_ROUND: usize = 16;
+
 /// Times compact_table lists a table's tablets again after some split or moved.
 const COMPACT_TABLE_ROUNDS: usize = 10;
 /// First wait before listing a table's tablets again during a compaction; it
@@ -1497,6 +1500,102 @@ impl Coordinator {
         }
     }
 
+    fn check_balance(&self) {
+        if let Err(e) = self.balance() {
+            tracing::warn!(error = %e, "balancing tablets failed");
+        }
+    }
+
+    /// Moves user tablets from the server serving the most tablets to the one
+    /// serving the fewest while they differ by two or more (at most
+    /// [`MAX_MOVES_PER_ROUND`] moves). Returns how many moved. With one server
+    /// there is nothing to do.
+    pub fn balance(&self) -> CoordResult<usize> {
+        let servers = self.servers();
+        if servers.len() < 2 || self.is_deposed() {
+            return Ok(0);
+        }
+        let _g = self.admin.lock();
+        let mut load: BTreeMap<String, usize> = servers
+            .iter()
+            .map(|s| (s.name(), s.report().len()))
+            .collect();
+        let mut movable: HashMap<String, Vec<(TableDescriptor, TabletLocation)>> = HashMap::new();
+        for t in self.tables() {
+            if !t.enabled {
+                continue;
+            }
+            for loc in self.table_tablets(&t.name)? {
+                movable
+                    .entry(loc.server.clone())
+                    .or_default()
+                    .push((t.clone(), loc));
+            }
+        }
+        let mut moved = 0;
+        while moved < MAX_MOVES_PER_ROUND {
+            let most = load
+                .iter()
+                .max_by_key(|(_, n)| **n)
+                .map(|(s, n)| (s.clone(), *n));
+            let least = load
+                .iter()
+                .min_by_key(|(_, n)| **n)
+                .map(|(s, n)| (s.clone(), *n));
+            let (Some((from, high)), Some((to, low))) = (most, least) else {
+                break;
+            };
+            if high < low + 2 {
+                break;
+            }
+            let Some((table, loc)) = movable.get_mut(&from).and_then(Vec::pop) else {
+                // Only catalog tablets make it the busiest: they stay.
+                load.remove(&from);
+                continue;
+            };
+            self.move_tablet(&table, loc, &to)?;
+            load.entry(from).and_modify(|n| *n -= 1);
+            load.entry(to).and_modify(|n| *n += 1);
+            moved += 1;
+        }
+        if moved > 0 {
+            tracing::info!(moved, "balanced tablets between regionservers");
+        }
+        Ok(moved)
+    }
+
+    /// Moves one user tablet to server `to`: closed where it is (its memtable
+    /// flushed to the shared storage), opened there, then the catalog row changed.
+    /// Calls in between hear "not serving" and look again. If `to` cannot open it,
+    /// it is opened again where it was.
+    fn move_tablet(
+        &self,
+        table: &TableDescriptor,
+        mut loc: TabletLocation,
+        to: &str,
+    ) -> CoordResult<()> {
+        let from = self.server_or_err(&loc.server)?;
+        let target = self.server_or_err(to)?;
+        let desc = TabletDescriptor {
+            id: loc.tablet_id,
+            schema: table
+                .schema()
+                .map_err(|e| CoordError::InvalidArgument(e.to_string()))?,
+            start_row: loc.start_row.clone(),
+            end_row: loc.end_row.clone(),
+        };
+        from.close_tablet(loc.tablet_id)?;
+        if let Err(e) = target.open_tablet(&desc) {
+            if let Err(back) = from.open_tablet(&desc) {
+                tracing::error!(tablet = loc.tablet_id, error = %back, "a tablet that could not move could not be reopened either");
+            }
+            return Err(e.into());
+        }
+        tracing::info!(tablet = loc.tablet_id, from = %loc.server, to, "moved a tablet");
+        loc.server = to.to_owned();
+        self.write_catalog(&loc)
+    }
+
     /// Runs the background work until [`Coordinator::stop`], on two threads: the
     /// session heartbeat (every third of the session TTL) on one, split checks and
     /// garbage collection (every maintenance interval, or as often as the heartbeat
@@ -1511,6 +1610,7 @@ impl Coordinator {
         let lease = self.every("tabula-coord-lease", heartbeat_every, Self::keep_session);
         let splits = self.every("tabula-coordinator", splits_every, |c| {
             c.check_splits();
+            c.check_balance();
             c.check_garbage();
         });
         threads.extend(lease);

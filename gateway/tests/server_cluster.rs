@@ -316,3 +316,49 @@ fn a_restarted_coordinator_keeps_the_tablets_a_live_regionserver_serves() {
     check_all(&mut c).expect("every row after the coordinator's restart");
     put(&mut c, TABLE, "mmm-after", &[("cf:v", "after")]);
 }
+
+#[test]
+fn tablets_move_to_a_regionserver_that_joins() {
+    let etcd = EtcdServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
+    let serve = Tabula::start_at_with(&data, &env);
+    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
+    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+        .expect("createTable");
+    let mut c = serve.client();
+    for i in 0..ROWS {
+        put(&mut c, TABLE, &row(i), &[("cf:v", &format!("value{i}"))]);
+    }
+    let alone = region_servers(&mut c);
+    assert_eq!(alone.len(), 7);
+
+    // Nine tablets (seven, the root and METADATA) on one server, none on the new
+    // one: four user tablets move.
+    let rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
+    wait_for(
+        "tablets moving to the new server",
+        Duration::from_secs(60),
+        || {
+            serve
+                .log()
+                .contains("balanced tablets between regionservers")
+        },
+    );
+    let servers = region_servers(&mut c);
+    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
+    assert_eq!(on_rs, 4, "{servers:?}");
+    // Every row written before the moves is read back from wherever it is now.
+    check_all(&mut serve.client()).expect("every row after the moves");
+    put(&mut c, TABLE, "zzz-moved", &[("cf:v", "after")]);
+    let rows = c
+        .get_row(TABLE.to_vec(), b"zzz-moved".to_vec(), no_attrs())
+        .expect("getRow");
+    assert_eq!(columns_of(&rows[0])["cf:v"], "after");
+}
