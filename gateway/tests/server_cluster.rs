@@ -362,3 +362,19 @@ fn tablets_move_to_a_regionserver_that_joins() {
         .expect("getRow");
     assert_eq!(columns_of(&rows[0])["cf:v"], "after");
 }
+
+#[test]
+fn a_regionserver_without_etcd_refuses_to_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(binary_path())
+        .arg("regionserver")
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tabula regionserver");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("etcd_endpoints"), "{stderr}");
+}

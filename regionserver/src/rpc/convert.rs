@@ -543,3 +543,74 @@ pub fn failure_from_wire(failure: pb::Failure) -> RsError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutation_round_trips_and_an_unknown_kind_is_refused() {
+        let m = RowMutation::new(Bytes::from_static(b"r")).put(
+            &b"f"[..],
+            &b"q"[..],
+            7,
+            Bytes::from_static(b"v"),
+        );
+        let wire = mutation_to_wire(&m);
+        assert_eq!(mutation_from_wire(Some(wire.clone())).unwrap(), m);
+        let mut bad = wire;
+        bad.mutations[0].kind = 99;
+        assert!(mutation_from_wire(Some(bad)).is_err());
+        assert!(mutation_from_wire(None).is_err());
+    }
+
+    #[test]
+    fn schemas_round_trip_and_invalid_ones_are_refused() {
+        let mut a = FamilySchema::new(&b"a"[..]).max_versions(5).ttl(Some(60));
+        a.bloom = BloomType::RowCol;
+        a.in_memory = true;
+        let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));
+        let schema = TableSchema::new("t", vec![a, z]).unwrap();
+        let wire = schema_to_wire(&schema);
+        assert_eq!(schema_from_wire(Some(wire.clone())).unwrap(), schema);
+        let mut bad = wire.clone();
+        bad.families[0].bloom = 7;
+        assert!(schema_from_wire(Some(bad)).is_err());
+        let mut twice = wire;
+        twice.families[1].name = twice.families[0].name.clone();
+        assert!(schema_from_wire(Some(twice)).is_err(), "duplicate families");
+        assert!(descriptor_from_wire(Some(pb::TabletDescriptor::default())).is_err());
+    }
+
+    #[test]
+    fn failures_keep_what_callers_act_on() {
+        let not_serving = RsError::Storage(tabula_storage::Error::TabletClosed { tablet: 9 });
+        assert!(matches!(
+            failure_from_wire(failure_to_wire(&not_serving)),
+            RsError::NotServing { tablet: 9 }
+        ));
+        let family = RsError::Storage(tabula_storage::Error::UnknownFamily {
+            table: "t".into(),
+            family: "x".into(),
+        });
+        let back = failure_from_wire(failure_to_wire(&family));
+        assert_eq!(back.to_string(), family.to_string());
+        let invalid = RsError::Storage(tabula_storage::Error::EmptyRowKey);
+        assert!(matches!(
+            failure_from_wire(failure_to_wire(&invalid)),
+            RsError::Remote { kind: RemoteFailure::InvalidArgument, message } if message == invalid.to_string()
+        ));
+        let unknown_kind = pb::Failure {
+            kind: 42,
+            message: "m".into(),
+            ..pb::Failure::default()
+        };
+        assert!(matches!(
+            failure_from_wire(unknown_kind),
+            RsError::Remote {
+                kind: RemoteFailure::Other { permanent: false },
+                ..
+            }
+        ));
+    }
+}
