@@ -106,6 +106,47 @@ async fn shutdown_signal() {
     tracing::info!("shutdown requested");
 }
 
+/// Settings from the file, the environment and `overrides`; exit status 2 when
+/// they are invalid.
+fn settings(config: Option<&std::path::Path>, overrides: &Overrides) -> Result<Settings, ExitCode> {
+    Settings::load(config, overrides).map_err(|e| {
+        eprintln!("tabula: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// Runs `process` on a multi-threaded runtime.
+fn on_runtime(process: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(process),
+        Err(e) => {
+            eprintln!("tabula: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The exit status of a start-up error.
+fn start_failed(e: &tabula_gateway::serve::ServeError) -> ExitCode {
+    tracing::error!(error = %e, "start-up failed");
+    eprintln!("tabula: {e}");
+    ExitCode::FAILURE
+}
+
+/// The exit status of a process that ran until asked to stop.
+fn stopped(result: Result<(), tabula_gateway::serve::ServeError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tabula: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
@@ -129,24 +170,11 @@ fn main() -> ExitCode {
                 listen,
                 thrift2_listen,
             };
-            let settings = match Settings::load(config.as_deref(), &overrides) {
+            let settings = match settings(config.as_deref(), &overrides) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprintln!("tabula: {e}");
-                    return ExitCode::from(2);
-                }
+                Err(code) => return code,
             };
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("tabula: cannot start the runtime: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            runtime.block_on(async move {
+            on_runtime(async move {
                 let started = if null_backend {
                     tabula_gateway::serve::start_null(&settings, null_value_size).await
                 } else {
@@ -154,23 +182,13 @@ fn main() -> ExitCode {
                 };
                 let running = match started {
                     Ok(r) => r,
-                    Err(e) => {
-                        tracing::error!(error = %e, "start-up failed");
-                        eprintln!("tabula: {e}");
-                        return ExitCode::FAILURE;
-                    }
+                    Err(e) => return start_failed(&e),
                 };
                 println!(
                     "tabula ready thrift1={} thrift2={}",
                     running.thrift1_addr, running.thrift2_addr
                 );
-                match running.run(shutdown_signal()).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("tabula: {e}");
-                        ExitCode::FAILURE
-                    }
-                }
+                stopped(running.run(shutdown_signal()).await)
             })
         }
         Command::Regionserver {
@@ -185,43 +203,20 @@ fn main() -> ExitCode {
                 listen: Some(listen),
                 thrift2_listen: None,
             };
-            let settings = match Settings::load(config.as_deref(), &overrides) {
+            let settings = match settings(config.as_deref(), &overrides) {
                 Ok(s) => s,
-                Err(e) => {
-                    eprintln!("tabula: {e}");
-                    return ExitCode::from(2);
-                }
+                Err(code) => return code,
             };
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("tabula: cannot start the runtime: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            runtime.block_on(async move {
+            on_runtime(async move {
                 let running = match tabula_gateway::regionserver_process::start(&settings).await {
                     Ok(r) => r,
-                    Err(e) => {
-                        tracing::error!(error = %e, "start-up failed");
-                        eprintln!("tabula: {e}");
-                        return ExitCode::FAILURE;
-                    }
+                    Err(e) => return start_failed(&e),
                 };
                 println!(
                     "tabula regionserver ready rpc={} name={}",
                     running.rpc_addr, running.name
                 );
-                match running.run(shutdown_signal()).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => {
-                        eprintln!("tabula: {e}");
-                        ExitCode::FAILURE
-                    }
-                }
+                stopped(running.run(shutdown_signal()).await)
             })
         }
         Command::Bench(args) => match tabula_loadgen::run(&args) {

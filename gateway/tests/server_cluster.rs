@@ -74,6 +74,21 @@ impl RegionServerProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// Waits for the process to end on its own.
+    fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the regionserver did not exit within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for RegionServerProcess {
@@ -259,17 +274,7 @@ fn a_stalled_regionserver_stops_serving_and_exits_while_its_tablets_move() {
         libc::kill(pid, libc::SIGCONT);
     }
     // Woken, it finds its registration stale, refuses calls and exits.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Ok(Some(status)) = cluster.rs.child.try_wait() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the stalled regionserver did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = cluster.rs.wait_exit(Duration::from_secs(20));
     assert_eq!(status.code(), Some(3));
     recovered(&cluster);
 }
@@ -282,14 +287,7 @@ fn a_regionserver_that_leaves_on_sigterm_hands_its_tablets_back() {
     unsafe {
         libc::kill(pid, libc::SIGTERM);
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Ok(Some(status)) = cluster.rs.child.try_wait() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the regionserver did not stop");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = cluster.rs.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "{status:?}");
     recovered(&cluster);
 }

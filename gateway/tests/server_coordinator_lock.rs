@@ -81,24 +81,55 @@ fn an_embedded_coordinator_takes_its_lock_again_after_a_stall() {
     );
 }
 
-#[test]
-fn an_etcd_coordinator_that_stalled_past_its_lease_exits_and_a_restart_recovers() {
-    let etcd = EtcdServer::start();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
-    let mut server = Tabula::start_at_with(&data, &env);
-    let mut c = server.client();
-    create(&mut c, b"stalled", &["cf"]);
-    write_rows(&mut c, b"stalled", 100);
-    stall(&server);
+/// An etcd, and a data directory for servers on it.
+struct OnEtcd {
+    etcd: EtcdServer,
+    data: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl OnEtcd {
+    fn new() -> OnEtcd {
+        let dir = tempfile::tempdir().expect("tempdir");
+        OnEtcd {
+            etcd: EtcdServer::start(),
+            data: dir.path().join("data"),
+            _dir: dir,
+        }
+    }
+
+    /// A server on the data directory with etcd as its lock service.
+    fn server(&self) -> Tabula {
+        Tabula::start_at_with(&self.data, &[("TABULA_ETCD_ENDPOINTS", self.etcd.url())])
+    }
+
+    /// A server with table `table` holding `rows` rows.
+    fn server_with(&self, table: &[u8], rows: usize) -> (Tabula, Client) {
+        let server = self.server();
+        let mut c = server.client();
+        create(&mut c, table, &["cf"]);
+        write_rows(&mut c, table, rows);
+        (server, c)
+    }
+}
+
+/// Waits for `server` to exit as a deposed coordinator does.
+fn assert_deposed(server: &mut Tabula) {
     let status = server
         .wait_exit(Duration::from_secs(20))
         .expect("the deposed server exits");
     assert_eq!(status.code(), Some(DEPOSED), "{}", server.log());
     assert!(server.log().contains("deposed"), "{}", server.log());
+}
 
-    let server = Tabula::start_at_with(&data, &env);
+#[test]
+fn an_etcd_coordinator_that_stalled_past_its_lease_exits_and_a_restart_recovers() {
+    let cluster = OnEtcd::new();
+    let (mut server, _) = cluster.server_with(b"stalled", 100);
+    stall(&server);
+    assert_deposed(&mut server);
+
+    let server = cluster.server();
     let mut c = server.client();
     assert_rows(&mut c, b"stalled", 100);
     create(&mut c, b"after_restart", &["cf"]);
@@ -106,28 +137,19 @@ fn an_etcd_coordinator_that_stalled_past_its_lease_exits_and_a_restart_recovers(
 
 #[test]
 fn an_etcd_coordinator_whose_lock_was_removed_refuses_admin_writes_and_exits() {
-    let etcd = EtcdServer::start();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
-    let mut server = Tabula::start_at_with(&data, &env);
-    let mut c = server.client();
-    create(&mut c, b"kept", &["cf"]);
-    write_rows(&mut c, b"kept", 20);
+    let cluster = OnEtcd::new();
+    let (mut server, mut c) = cluster.server_with(b"kept", 20);
 
-    let lock = etcd.service("");
+    let lock = cluster.etcd.service("");
     assert!(lock.lock_holder("/tabula/coordinator").unwrap().is_some());
     lock.delete("/tabula/coordinator").unwrap();
     // The next fenced write fails (the client hears an error, or the server is
     // already gone); nothing of the table is created.
     let refused = c.create_table(b"not_created".to_vec(), vec![descriptor("cf")]);
     assert!(refused.is_err(), "createTable succeeded without the lock");
-    let status = server
-        .wait_exit(Duration::from_secs(20))
-        .expect("the deposed server exits");
-    assert_eq!(status.code(), Some(DEPOSED), "{}", server.log());
+    assert_deposed(&mut server);
 
-    let server = Tabula::start_at_with(&data, &env);
+    let server = cluster.server();
     let mut c = server.client();
     let names: Vec<String> = c
         .get_table_names()
