@@ -30,8 +30,10 @@ use crate::tables::{
 };
 
 const COORDINATOR_LOCK: &str = "/tabula/coordinator";
-/// How long a starting coordinator waits for the coordinator lock.
+/// How long a starting coordinator waits for the coordinator lock by default.
 const COORDINATOR_LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How often a standby coordinator says it is still waiting.
+const STANDBY_NOTICE: Duration = Duration::from_secs(60);
 const ROOT_FILE: &str = "/tabula/root";
 const TABLET_ID_COUNTER: &str = "/tabula/next-tablet-id";
 const TABLES_PREFIX: &str = "/tabula/tables/";
@@ -105,6 +107,10 @@ pub struct CoordinatorOptions {
     pub split_threshold_bytes: u64,
     /// How often splits and balance are considered.
     pub maintenance_interval: Duration,
+    /// How long a starting coordinator waits for the coordinator lock (held by another
+    /// coordinator, or by one that died and whose lease must lapse); `None`: as long
+    /// as it takes (a standby coordinator, taking over when the active one is gone).
+    pub lock_wait: Option<Duration>,
     /// When the session or the lock is lost, take the lock again with a new session
     /// instead of standing down. Only for a lock service no other coordinator can
     /// reach (the embedded one): there, a loss means this process stalled past its
@@ -118,6 +124,7 @@ impl Default for CoordinatorOptions {
             session_ttl: Duration::from_secs(10),
             split_threshold_bytes: 256 << 20,
             maintenance_interval: Duration::from_secs(10),
+            lock_wait: Some(COORDINATOR_LOCK_WAIT),
             retake_lost_lock: false,
         }
     }
@@ -212,7 +219,7 @@ impl Coordinator {
         opts: CoordinatorOptions,
     ) -> CoordResult<Arc<Coordinator>> {
         let session = lock.create_session(opts.session_ttl)?;
-        let token = Self::take_coordinator_lock(&*lock, session, opts.session_ttl)?;
+        let token = Self::take_coordinator_lock(&*lock, session, opts.session_ttl, opts.lock_wait)?;
         let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
             Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
             None => {
@@ -252,23 +259,39 @@ impl Coordinator {
         Ok(coord)
     }
 
-    /// Waits up to [`COORDINATOR_LOCK_WAIT`] for the coordinator lock, renewing
-    /// `session` between waits: the lock may be held by a coordinator that died and
-    /// whose lease must lapse first, and the waiting session's own lease (no heartbeat
-    /// runs yet) must not lapse meanwhile.
+    /// Waits up to `limit` (`None`: as long as it takes) for the coordinator lock,
+    /// renewing `session` between waits: the lock may be held by a coordinator that
+    /// died and whose lease must lapse first, or by the active coordinator this one
+    /// stands by for, and the waiting session's own lease (no heartbeat runs yet)
+    /// must not lapse meanwhile.
     fn take_coordinator_lock(
         lock: &dyn LockService,
         session: SessionId,
         session_ttl: Duration,
+        limit: Option<Duration>,
     ) -> CoordResult<LockToken> {
-        let deadline = std::time::Instant::now() + COORDINATOR_LOCK_WAIT;
+        let started = std::time::Instant::now();
         let wait = (session_ttl / 3).max(Duration::from_millis(100));
+        let mut noticed = Duration::ZERO;
         loop {
             if let Some(token) = lock.lock(COORDINATOR_LOCK, session, b"coordinator", wait)? {
+                if limit.is_none() && !noticed.is_zero() {
+                    tracing::info!("the standby coordinator took over");
+                }
                 return Ok(token);
             }
-            if std::time::Instant::now() >= deadline {
-                return Err(CoordError::AnotherCoordinator);
+            let waited = started.elapsed();
+            match limit {
+                Some(limit) if waited >= limit => return Err(CoordError::AnotherCoordinator),
+                Some(_) => {}
+                None if waited >= noticed => {
+                    tracing::info!(
+                        waited_secs = waited.as_secs(),
+                        "standing by: another coordinator holds the coordinator lock"
+                    );
+                    noticed = waited + STANDBY_NOTICE;
+                }
+                None => {}
             }
             lock.keep_alive(session)?;
         }
@@ -313,7 +336,12 @@ impl Coordinator {
         tracing::warn!(reason = lost, "the coordinator takes its lock again");
         let _ = self.lock.close_session(session);
         let session = self.lock.create_session(self.opts.session_ttl)?;
-        let token = Self::take_coordinator_lock(&*self.lock, session, self.opts.session_ttl)?;
+        let token = Self::take_coordinator_lock(
+            &*self.lock,
+            session,
+            self.opts.session_ttl,
+            Some(COORDINATOR_LOCK_WAIT),
+        )?;
         *self.held.write() = (session, token);
         Ok(())
     }

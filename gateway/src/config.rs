@@ -23,6 +23,9 @@ pub struct Settings {
     /// Prefix of every key Tabula writes in etcd, so clusters can share one etcd:
     /// empty, or `/name`.
     pub etcd_namespace: String,
+    /// Wait as long as it takes for the coordinator lock (a standby coordinator that
+    /// takes over when the active one is gone) instead of 30 s. Needs etcd.
+    pub standby: bool,
     /// Thrift1 (`Hbase`) listen address.
     pub listen: String,
     /// Thrift2 (`THBaseService`) listen address; empty disables Thrift2.
@@ -62,6 +65,7 @@ impl Default for Settings {
             data_dir: PathBuf::from("./tabula-data"),
             etcd_endpoints: String::new(),
             etcd_namespace: String::new(),
+            standby: false,
             listen: "127.0.0.1:9090".into(),
             thrift2_listen: "127.0.0.1:9091".into(),
             max_frame_size: 64 << 20,
@@ -108,6 +112,7 @@ const KEYS: &[&str] = &[
     "data_dir",
     "etcd_endpoints",
     "etcd_namespace",
+    "standby",
     "listen",
     "thrift2_listen",
     "max_frame_size",
@@ -197,6 +202,9 @@ impl Settings {
         if !ns.is_empty() && (!ns.starts_with('/') || ns.ends_with('/')) {
             return bad("etcd_namespace must be empty or start with '/' and not end with one");
         }
+        if self.standby && self.etcd_urls().next().is_none() {
+            return bad("standby needs etcd_endpoints: an embedded lock service has one process");
+        }
         if self.etcd_urls().any(|url| !url.contains("://")) {
             return bad("etcd_endpoints must be URLs such as http://127.0.0.1:2379");
         }
@@ -269,6 +277,7 @@ mod tests {
             "etcd_endpoints = \"10.0.0.1:2379\"\n",
             "etcd_namespace = \"prod\"\n",
             "etcd_namespace = \"/prod/\"\n",
+            "standby = true\n",
         ] {
             std::fs::write(&f, bad).unwrap();
             assert!(

@@ -136,6 +136,9 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
                     retake_lost_lock: embedded_lock,
+                    lock_wait: (!settings.standby)
+                        .then_some(CoordinatorOptions::default().lock_wait)
+                        .flatten(),
                     ..CoordinatorOptions::default()
                 },
             )?;

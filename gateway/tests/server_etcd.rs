@@ -152,3 +152,65 @@ fn an_unreachable_etcd_stops_start_up_with_a_clear_error() {
     );
     assert!(!String::from_utf8_lossy(&output.stdout).contains("tabula ready"));
 }
+
+#[test]
+fn a_standby_coordinator_takes_over_when_the_active_one_dies() {
+    let etcd = EtcdServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    // The same directory under a second name: each server's log file is named
+    // after the path it was given.
+    let data2 = dir.path().join("data2");
+    std::os::unix::fs::symlink(&data, &data2).expect("symlink");
+    let url = etcd.url().to_owned();
+    let mut active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
+    let mut c = active.client();
+    create(&mut c, b"taken_over", &["cf"]);
+    for i in 0..100 {
+        put(
+            &mut c,
+            b"taken_over",
+            &format!("row{i:03}"),
+            &[("cf:a", &format!("v{i}"))],
+        );
+    }
+
+    // The standby is started here (a test server dies with the thread that
+    // started it) and waits; a helper kills the active server once it stands by.
+    let killer = {
+        let standby_log = data2.with_extension("log");
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read_to_string(&standby_log)
+                .unwrap_or_default()
+                .contains("standing by")
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "the second server is not standing by"
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            active.kill9();
+        })
+    };
+    let standby = Tabula::start_at_with(
+        &data2,
+        &[("TABULA_ETCD_ENDPOINTS", &url), ("TABULA_STANDBY", "true")],
+    );
+    killer.join().expect("the active server was killed");
+    assert!(standby.log().contains("the standby coordinator took over"));
+    let mut c = standby.client();
+    for i in 0..100 {
+        let rows = c
+            .get_row(
+                b"taken_over".to_vec(),
+                format!("row{i:03}").into_bytes(),
+                no_attrs(),
+            )
+            .expect("getRow");
+        assert_eq!(columns_of(&rows[0])["cf:a"], format!("v{i}"), "row{i:03}");
+    }
+    put(&mut c, b"taken_over", "after", &[("cf:a", "x")]);
+}
