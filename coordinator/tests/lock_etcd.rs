@@ -29,6 +29,16 @@ fn subject() -> Subject {
 
 contract_tests!(subject);
 
+/// Every path the service lists.
+fn paths(svc: &EtcdLockService) -> Vec<String> {
+    svc.list("")
+        .unwrap()
+        .files
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
 #[test]
 fn namespaces_keep_clusters_apart_on_one_etcd() {
     let etcd = EtcdServer::start();
@@ -40,14 +50,7 @@ fn namespaces_keep_clusters_apart_on_one_etcd() {
     ab.put("/x", b"").unwrap();
     assert_eq!(a.get("/tabula/root").unwrap().unwrap().value, b"a");
     assert_eq!(ab.get("/tabula/root").unwrap().unwrap().value, b"ab");
-    let paths: Vec<String> = a
-        .list("")
-        .unwrap()
-        .files
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
-    assert_eq!(paths, ["/tabula/root"]);
+    assert_eq!(paths(&a), ["/tabula/root"]);
     let event = watch_a.next_timeout(Duration::from_secs(5)).unwrap();
     assert!(
         matches!(&event, Some(WatchEvent::Put { path, file }) if path == "/tabula/root" && file.value == b"a"),
@@ -58,15 +61,10 @@ fn namespaces_keep_clusters_apart_on_one_etcd() {
         None
     );
     // The unnamespaced service sees both, under their full keys.
-    let all: Vec<String> = etcd
-        .service("")
-        .list("")
-        .unwrap()
-        .files
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
-    assert_eq!(all, ["/a/tabula/root", "/ab/tabula/root", "/ab/x"]);
+    assert_eq!(
+        paths(&etcd.service("")),
+        ["/a/tabula/root", "/ab/tabula/root", "/ab/x"]
+    );
 }
 
 #[test]

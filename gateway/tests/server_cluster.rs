@@ -75,6 +75,14 @@ impl RegionServerProcess {
         let _ = self.child.wait();
     }
 
+    /// Sends `signal` to the process.
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: signalling our own child by pid.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, signal);
+        }
+    }
+
     /// Waits for the process to end on its own.
     fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
         let deadline = Instant::now() + timeout;
@@ -262,17 +270,10 @@ fn a_killed_regionserver_loses_no_acknowledged_write() {
 #[test]
 fn a_stalled_regionserver_stops_serving_and_exits_while_its_tablets_move() {
     let mut cluster = cluster_with_rows();
-    let pid = cluster.rs.child.id() as libc::pid_t;
-    // SAFETY: signalling our own child by pid.
-    unsafe {
-        libc::kill(pid, libc::SIGSTOP);
-    }
+    cluster.rs.signal(libc::SIGSTOP);
     // Past its 10 s lease: the coordinator splits its log and moves its tablets.
     std::thread::sleep(Duration::from_secs(13));
-    // SAFETY: as above.
-    unsafe {
-        libc::kill(pid, libc::SIGCONT);
-    }
+    cluster.rs.signal(libc::SIGCONT);
     // Woken, it finds its registration stale, refuses calls and exits.
     let status = cluster.rs.wait_exit(Duration::from_secs(20));
     assert_eq!(status.code(), Some(3));
@@ -282,11 +283,7 @@ fn a_stalled_regionserver_stops_serving_and_exits_while_its_tablets_move() {
 #[test]
 fn a_regionserver_that_leaves_on_sigterm_hands_its_tablets_back() {
     let mut cluster = cluster_with_rows();
-    let pid = cluster.rs.child.id() as libc::pid_t;
-    // SAFETY: signalling our own child by pid.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
-    }
+    cluster.rs.signal(libc::SIGTERM);
     let status = cluster.rs.wait_exit(Duration::from_secs(30));
     assert!(status.success(), "{status:?}");
     recovered(&cluster);
