@@ -15,10 +15,14 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use tabula_regionserver::{ReadSpec, RsError, ScanSpec, TabletService};
 use tabula_storage::tablet::RowResult;
 use tabula_storage::{FamilySchema, Mutation, RowMutation, TableSchema};
+
+use crate::tables::TableDescriptor;
 
 /// Name of the METADATA table.
 pub const META_TABLE: &str = "hbase:meta";
@@ -73,6 +77,9 @@ pub enum CatalogError {
     #[error("regionserver {0} is unknown")]
     UnknownServer(String),
 }
+
+/// Finds a regionserver by name (`None`: not known to the caller).
+pub type ServerLookup<'a> = dyn Fn(&str) -> Option<Arc<dyn TabletService>> + 'a;
 
 /// Result type of catalog calls.
 pub type CatalogResult<T> = std::result::Result<T, CatalogError>;
@@ -238,6 +245,62 @@ pub fn scan_catalog(
     })();
     service.close_scanner(id);
     result.map(|()| out)
+}
+
+fn server_of(server: &ServerLookup<'_>, name: &str) -> CatalogResult<Arc<dyn TabletService>> {
+    server(name).ok_or_else(|| CatalogError::UnknownServer(name.into()))
+}
+
+/// Every METADATA tablet, as the root tablet at `root` lists them.
+pub fn meta_tablets(
+    root: &TabletLocation,
+    server: &ServerLookup<'_>,
+) -> CatalogResult<Vec<TabletLocation>> {
+    let svc = server_of(server, &root.server)?;
+    let (start, stop) = table_range(META_TABLE.as_bytes());
+    scan_catalog(svc.as_ref(), ROOT_TABLET_ID, &start, &stop, usize::MAX)
+}
+
+/// Every tablet of user table `table` (canonical name), in row order, read from
+/// the METADATA tablets the root tablet at `root` lists.
+pub fn table_tablets(
+    root: &TabletLocation,
+    server: &ServerLookup<'_>,
+    table: &[u8],
+) -> CatalogResult<Vec<TabletLocation>> {
+    let (start, stop) = table_range(table);
+    let mut out = Vec::new();
+    for meta in meta_tablets(root, server)? {
+        // Only METADATA tablets overlapping the table's key range.
+        if !meta.end_row.is_empty() && meta.end_row <= start {
+            continue;
+        }
+        if meta.start_row >= stop {
+            continue;
+        }
+        let svc = server_of(server, &meta.server)?;
+        out.extend(scan_catalog(
+            svc.as_ref(),
+            meta.tablet_id,
+            &start,
+            &stop,
+            usize::MAX,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The system tables (the catalog), described like user tables.
+pub fn system_tables() -> Vec<TableDescriptor> {
+    [META_TABLE]
+        .iter()
+        .map(|n| TableDescriptor {
+            name: Bytes::from_static(n.as_bytes()),
+            families: catalog_schema(n).families().to_vec(),
+            enabled: true,
+            created_ms: 0,
+        })
+        .collect()
 }
 
 #[cfg(test)]

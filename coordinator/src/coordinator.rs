@@ -23,26 +23,21 @@ use crate::catalog::{
     self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
     ROOT_TABLE, ROOT_TABLET_ID,
 };
+use crate::directory::{
+    self, CoordinatorAddress, CLUSTER_ID_FILE, COORDINATOR_LOCK, NAMESPACES_PREFIX,
+    PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, TABLES_PREFIX,
+};
 use crate::lock::{LockError, LockService, LockToken, SessionId, Txn, TxnOutcome, Versioned};
 use crate::tables::{
     canonical_name, canonical_slice, split_name, validate_namespace, validate_table_name,
     NamespaceDescriptor, TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
 };
 
-const COORDINATOR_LOCK: &str = "/tabula/coordinator";
 /// How long a starting coordinator waits for the coordinator lock by default.
 const COORDINATOR_LOCK_WAIT: Duration = Duration::from_secs(30);
 /// How often a standby coordinator says it is still waiting.
 const STANDBY_NOTICE: Duration = Duration::from_secs(60);
-const ROOT_FILE: &str = "/tabula/root";
 const TABLET_ID_COUNTER: &str = "/tabula/next-tablet-id";
-const TABLES_PREFIX: &str = "/tabula/tables/";
-const NAMESPACES_PREFIX: &str = "/tabula/namespaces/";
-const CLUSTER_ID_FILE: &str = "/tabula/cluster-id";
-const PERMISSIONS_PREFIX: &str = "/tabula/acl/";
-/// Where regionservers of other processes register: `<prefix><name>` is a lock
-/// held by the server's session, its value the server's RPC address.
-pub const SERVERS_PREFIX: &str = "/tabula/servers/";
 
 /// Why a coordinator call failed.
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +76,11 @@ pub enum CoordError {
     Rs(#[from] RsError),
     #[error("stored {what} is corrupt")]
     Corrupt { what: String },
+    /// A coordinator in another process refused a call for a reason without a
+    /// variant of its own, or could not be reached; `retry` says whether trying
+    /// again may succeed.
+    #[error("{message}")]
+    Remote { message: String, retry: bool },
     /// A server whose tablets were to move is registered again: they stay.
     #[error("regionserver {0} is registered; its tablets stay where they are")]
     ServerAlive(String),
@@ -116,6 +116,19 @@ pub struct CoordinatorOptions {
     /// reach (the embedded one): there, a loss means this process stalled past its
     /// lease, and nobody else can have changed anything meanwhile.
     pub retake_lost_lock: bool,
+    /// Where other processes reach this coordinator (written in its lock); `None`
+    /// when no other process can (the embedded lock service).
+    pub address: Option<CoordinatorAddress>,
+}
+
+impl CoordinatorOptions {
+    /// The coordinator lock's value.
+    fn lock_info(&self) -> Vec<u8> {
+        match &self.address {
+            Some(address) => address.encode(),
+            None => b"coordinator".to_vec(),
+        }
+    }
 }
 
 impl Default for CoordinatorOptions {
@@ -126,6 +139,7 @@ impl Default for CoordinatorOptions {
             maintenance_interval: Duration::from_secs(10),
             lock_wait: Some(COORDINATOR_LOCK_WAIT),
             retake_lost_lock: false,
+            address: None,
         }
     }
 }
@@ -219,7 +233,13 @@ impl Coordinator {
         opts: CoordinatorOptions,
     ) -> CoordResult<Arc<Coordinator>> {
         let session = lock.create_session(opts.session_ttl)?;
-        let token = Self::take_coordinator_lock(&*lock, session, opts.session_ttl, opts.lock_wait)?;
+        let token = Self::take_coordinator_lock(
+            &*lock,
+            session,
+            &opts.lock_info(),
+            opts.session_ttl,
+            opts.lock_wait,
+        )?;
         let cluster_id = match lock.get(CLUSTER_ID_FILE)? {
             Some(v) => String::from_utf8_lossy(&v.value).into_owned(),
             None => {
@@ -267,6 +287,7 @@ impl Coordinator {
     fn take_coordinator_lock(
         lock: &dyn LockService,
         session: SessionId,
+        lock_info: &[u8],
         session_ttl: Duration,
         limit: Option<Duration>,
     ) -> CoordResult<LockToken> {
@@ -274,7 +295,7 @@ impl Coordinator {
         let wait = (session_ttl / 3).max(Duration::from_millis(100));
         let mut noticed = Duration::ZERO;
         loop {
-            if let Some(token) = lock.lock(COORDINATOR_LOCK, session, b"coordinator", wait)? {
+            if let Some(token) = lock.lock(COORDINATOR_LOCK, session, lock_info, wait)? {
                 if limit.is_none() && !noticed.is_zero() {
                     tracing::info!("the standby coordinator took over");
                 }
@@ -339,6 +360,7 @@ impl Coordinator {
         let token = Self::take_coordinator_lock(
             &*self.lock,
             session,
+            &self.opts.lock_info(),
             self.opts.session_ttl,
             Some(COORDINATOR_LOCK_WAIT),
         )?;
@@ -485,12 +507,7 @@ impl Coordinator {
     // ------------------------------------------------------------ descriptors
 
     fn load_descriptors(&self) -> CoordResult<()> {
-        let mut namespaces = BTreeMap::new();
-        for (path, v) in self.lock.list(NAMESPACES_PREFIX)?.files {
-            let ns =
-                NamespaceDescriptor::decode(&v.value).ok_or(CoordError::Corrupt { what: path })?;
-            namespaces.insert(ns.name.clone(), ns);
-        }
+        let mut namespaces = directory::namespaces(&*self.lock)?;
         for builtin in [DEFAULT_NAMESPACE, SYSTEM_NAMESPACE] {
             if !namespaces.contains_key(builtin) {
                 let ns = NamespaceDescriptor {
@@ -502,12 +519,7 @@ impl Coordinator {
             }
         }
         *self.namespaces.write() = namespaces;
-        let mut tables = BTreeMap::new();
-        for (path, v) in self.lock.list(TABLES_PREFIX)?.files {
-            let t = TableDescriptor::decode(&v.value).ok_or(CoordError::Corrupt { what: path })?;
-            tables.insert(t.name.clone(), t);
-        }
-        self.tables.store(Arc::new(tables));
+        self.tables.store(Arc::new(directory::tables(&*self.lock)?));
         Ok(())
     }
 
@@ -548,15 +560,7 @@ impl Coordinator {
 
     /// The system tables (the catalog), described like user tables.
     pub fn system_tables(&self) -> Vec<TableDescriptor> {
-        [META_TABLE]
-            .iter()
-            .map(|n| TableDescriptor {
-                name: Bytes::from_static(n.as_bytes()),
-                families: catalog::catalog_schema(n).families().to_vec(),
-                enabled: true,
-                created_ms: 0,
-            })
-            .collect()
+        catalog::system_tables()
     }
 
     // ------------------------------------------------------------ tablet ids
@@ -594,31 +598,13 @@ impl Coordinator {
 
     /// Where the root tablet is.
     pub fn root_location(&self) -> CoordResult<TabletLocation> {
-        let v = self.lock.get(ROOT_FILE)?.ok_or(CoordError::Corrupt {
-            what: ROOT_FILE.into(),
-        })?;
-        let server = String::from_utf8_lossy(&v.value).into_owned();
-        Ok(TabletLocation {
-            table: Bytes::from_static(ROOT_TABLE.as_bytes()),
-            start_row: Bytes::new(),
-            end_row: Bytes::new(),
-            tablet_id: ROOT_TABLET_ID,
-            server,
-        })
+        directory::root_location(&*self.lock)
     }
 
     /// Every METADATA tablet, from the root tablet.
     pub fn meta_tablets(&self) -> CoordResult<Vec<TabletLocation>> {
         let root = self.root_location()?;
-        let svc = self.server_or_err(&root.server)?;
-        let (start, stop) = catalog::table_range(META_TABLE.as_bytes());
-        Ok(catalog::scan_catalog(
-            svc.as_ref(),
-            ROOT_TABLET_ID,
-            &start,
-            &stop,
-            usize::MAX,
-        )?)
+        Ok(catalog::meta_tablets(&root, &|name| self.server(name))?)
     }
 
     /// The METADATA tablet whose rows include catalog key `key`.
@@ -640,27 +626,12 @@ impl Coordinator {
 
     /// Every tablet of a user table, in row order.
     pub fn table_tablets(&self, name: &[u8]) -> CoordResult<Vec<TabletLocation>> {
-        let name = canonical_name(name);
-        let (start, stop) = catalog::table_range(&name);
-        let mut out = Vec::new();
-        for meta in self.meta_tablets()? {
-            // Only METADATA tablets overlapping the table's key range.
-            if !meta.end_row.is_empty() && meta.end_row <= start {
-                continue;
-            }
-            if meta.start_row >= stop {
-                continue;
-            }
-            let svc = self.server_or_err(&meta.server)?;
-            out.extend(catalog::scan_catalog(
-                svc.as_ref(),
-                meta.tablet_id,
-                &start,
-                &stop,
-                usize::MAX,
-            )?);
-        }
-        Ok(out)
+        let root = self.root_location()?;
+        Ok(catalog::table_tablets(
+            &root,
+            &|server| self.server(server),
+            &canonical_name(name),
+        )?)
     }
 
     fn write_catalog(&self, loc: &TabletLocation) -> CoordResult<()> {
@@ -1372,10 +1343,7 @@ impl Coordinator {
 
     /// A stored permission entry's actions.
     pub fn permission(&self, key: &str) -> CoordResult<Option<String>> {
-        Ok(self
-            .lock
-            .get(&format!("{PERMISSIONS_PREFIX}{key}"))?
-            .map(|v| String::from_utf8_lossy(&v.value).into_owned()))
+        directory::permission(&*self.lock, key)
     }
 
     // ------------------------------------------------------------ maintenance

@@ -13,10 +13,12 @@
 
 pub mod catalog;
 pub mod coordinator;
+pub mod directory;
 pub mod lock;
+pub mod rpc;
 pub mod tables;
 
 pub use coordinator::{
     CoordError, CoordResult, Coordinator, CoordinatorOptions, DeposedHook, ServerRef,
-    SERVERS_PREFIX,
 };
+pub use directory::{CoordinatorAddress, SERVERS_PREFIX};

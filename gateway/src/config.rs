@@ -26,6 +26,11 @@ pub struct Settings {
     /// Wait as long as it takes for the coordinator lock (a standby coordinator that
     /// takes over when the active one is gone) instead of 30 s. Needs etcd.
     pub standby: bool,
+    /// On etcd: where this process's RPC listens (the coordinator's admin service
+    /// and the tablet service of its regionserver), which `tabula gateway`
+    /// processes call. Published in etcd, so port 0 (any free port) works; on
+    /// several machines give an address the others can reach.
+    pub rpc_listen: String,
     /// Thrift1 (`Hbase`) listen address.
     pub listen: String,
     /// Thrift2 (`THBaseService`) listen address; empty disables Thrift2.
@@ -66,6 +71,7 @@ impl Default for Settings {
             etcd_endpoints: String::new(),
             etcd_namespace: String::new(),
             standby: false,
+            rpc_listen: "127.0.0.1:0".into(),
             listen: "127.0.0.1:9090".into(),
             thrift2_listen: "127.0.0.1:9091".into(),
             max_frame_size: 64 << 20,
@@ -113,6 +119,7 @@ const KEYS: &[&str] = &[
     "etcd_endpoints",
     "etcd_namespace",
     "standby",
+    "rpc_listen",
     "listen",
     "thrift2_listen",
     "max_frame_size",

@@ -8,6 +8,7 @@ pub mod backend;
 pub mod cluster;
 pub mod config;
 pub mod crash_points;
+pub mod gateway_process;
 pub mod membership;
 pub mod null_backend;
 pub mod regionserver_process;

@@ -69,6 +69,23 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:16020")]
         listen: String,
     },
+    /// Run a Thrift gateway alone, for a cluster of several processes: it follows the
+    /// cluster through etcd (`--etcd-endpoints`), sends rows straight to the
+    /// regionservers and admin calls to the active coordinator, and holds no data.
+    Gateway {
+        /// TOML settings file (see docs/CONFIGURATION.md).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The etcd cluster's client URLs, comma-separated.
+        #[arg(long)]
+        etcd_endpoints: Option<String>,
+        /// Thrift1 listen address (default 127.0.0.1:9090).
+        #[arg(long)]
+        listen: Option<String>,
+        /// Thrift2 listen address (default 127.0.0.1:9091).
+        #[arg(long)]
+        thrift2_listen: Option<String>,
+    },
     /// Load a running server with the Bigtable paper's or YCSB's workloads and report
     /// throughput, latency percentiles and the server's memory and CPU.
     Bench(Box<tabula_loadgen::BenchArgs>),
@@ -215,6 +232,34 @@ fn main() -> ExitCode {
                 println!(
                     "tabula regionserver ready rpc={} name={}",
                     running.rpc_addr, running.name
+                );
+                stopped(running.run(shutdown_signal()).await)
+            })
+        }
+        Command::Gateway {
+            config,
+            etcd_endpoints,
+            listen,
+            thrift2_listen,
+        } => {
+            let overrides = Overrides {
+                data_dir: None,
+                etcd_endpoints,
+                listen,
+                thrift2_listen,
+            };
+            let settings = match settings(config.as_deref(), &overrides) {
+                Ok(s) => s,
+                Err(code) => return code,
+            };
+            on_runtime(async move {
+                let running = match tabula_gateway::gateway_process::start(&settings).await {
+                    Ok(r) => r,
+                    Err(e) => return start_failed(&e),
+                };
+                println!(
+                    "tabula gateway ready thrift1={} thrift2={}",
+                    running.thrift1_addr, running.thrift2_addr
                 );
                 stopped(running.run(shutdown_signal()).await)
             })

@@ -37,7 +37,7 @@ pub fn registered(lock: &dyn LockService) -> LockResult<BTreeMap<String, String>
         .collect())
 }
 
-fn connect(name: &str, addr: &str) -> Option<Arc<dyn TabletService>> {
+pub(crate) fn connect(name: &str, addr: &str) -> Option<Arc<dyn TabletService>> {
     match RemoteTabletService::connect(addr, RemoteOptions::default()) {
         Ok(client) if client.name() == name => Some(Arc::new(client)),
         Ok(client) => {

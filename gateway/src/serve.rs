@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tabula_coordinator::lock::{EmbeddedLockService, EtcdConfig, EtcdLockService, LockService};
-use tabula_coordinator::{Coordinator, CoordinatorOptions};
+use tabula_coordinator::{Coordinator, CoordinatorAddress, CoordinatorOptions};
 use tabula_regionserver::server::server_log_dir_name;
 use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Engine, EngineOptions};
@@ -61,6 +61,37 @@ struct System {
     regionserver: Arc<RegionServer>,
     background: Vec<std::thread::JoinHandle<()>>,
     stop_background: Arc<std::sync::atomic::AtomicBool>,
+    /// On etcd: the RPC other processes call (admin and tablet services).
+    rpc: Option<RpcServer>,
+}
+
+/// The gRPC server of a `tabula serve` on etcd, and how to stop it.
+struct RpcServer {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Serves the coordinator's admin service and the tablet service of this process's
+/// regionserver on `listener` until stopped.
+fn serve_rpc(
+    listener: TcpListener,
+    coordinator: Arc<Coordinator>,
+    regionserver: Arc<RegionServer>,
+) -> RpcServer {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder()
+        .add_service(tabula_coordinator::rpc::admin_service(coordinator))
+        .add_service(tabula_regionserver::rpc::tablet_rpc(regionserver, None));
+    let task = tokio::spawn(async move {
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        if let Err(e) = server.serve_with_incoming_shutdown(incoming, stopped).await {
+            tracing::error!(error = %e, "the RPC server stopped");
+        }
+    });
+    RpcServer { stop, task }
 }
 
 pub(crate) fn engine_options(s: &Settings) -> EngineOptions {
@@ -95,12 +126,20 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
     let server_opts = server_options(settings);
     let on_etcd = settings.etcd_urls().next().is_some();
+    let rpc_listener = match on_etcd {
+        true => Some(bind(&settings.rpc_listen).await?),
+        false => None,
+    };
     let settings = settings.clone();
     let name = if settings.server_name.is_empty() {
         thrift1_addr.to_string()
     } else {
         settings.server_name.clone()
     };
+    let address = rpc_listener.as_ref().map(|(_, addr)| CoordinatorAddress {
+        rpc: addr.to_string(),
+        server: name.clone(),
+    });
     let (coordinator, regionserver) =
         tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
             let lock = open_lock_service(&settings)?;
@@ -139,6 +178,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                     lock_wait: (!settings.standby)
                         .then_some(CoordinatorOptions::default().lock_wait)
                         .flatten(),
+                    address,
                     ..CoordinatorOptions::default()
                 },
             )?;
@@ -168,6 +208,14 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         server_opts,
     );
 
+    let rpc = rpc_listener.map(|(listener, addr)| {
+        tracing::info!(%addr, "RPC (admin and tablet services) listening");
+        serve_rpc(
+            listener,
+            Arc::clone(&coordinator),
+            Arc::clone(&regionserver),
+        )
+    });
     let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut background = Vec::new();
     background.extend(coordinator.spawn_maintenance());
@@ -202,6 +250,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
             regionserver,
             background,
             stop_background,
+            rpc,
         }),
     })
 }
@@ -287,12 +336,20 @@ fn gateways(
 /// `value_size`-byte values: no lock service, no storage, no data directory. For
 /// measuring what the RPC path alone costs.
 pub async fn start_null(settings: &Settings, value_size: usize) -> Result<Running, ServeError> {
+    start_gateways(settings, Arc::new(NullBackend::new(value_size))).await
+}
+
+/// Binds the Thrift listeners and starts the gateways over `backend`, with no
+/// system of this process behind them (`tabula gateway`, and the null backend).
+pub(crate) async fn start_gateways(
+    settings: &Settings,
+    backend: Arc<dyn Backend>,
+) -> Result<Running, ServeError> {
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
     let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
-    let backend = Arc::new(NullBackend::new(value_size));
     let (thrift1, thrift2) = gateways(
-        backend as Arc<dyn Backend>,
+        backend,
         (listener, listener2),
         lease,
         server_options(settings),
@@ -329,6 +386,10 @@ impl Running {
             tracing::info!("tabula stopped");
             return Ok(());
         };
+        if let Some(rpc) = system.rpc {
+            let _ = rpc.stop.send(());
+            let _ = rpc.task.await;
+        }
         system
             .stop_background
             .store(true, std::sync::atomic::Ordering::Release);

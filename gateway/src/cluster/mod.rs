@@ -7,6 +7,8 @@
 //! regionserver errors onto [`BackendError`].
 //! Must not: know Thrift, or implement storage semantics (regionservers do).
 
+pub mod control;
+pub mod remote;
 pub mod router;
 pub mod scanner;
 pub mod unavailable;
@@ -20,6 +22,8 @@ use tabula_coordinator::tables::{
     canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
 };
 use tabula_coordinator::{CoordError, Coordinator};
+
+pub use control::Control;
 use tabula_regionserver::{ReadSpec, RemoteFailure, RsError, RsResult, ScanSpec, TabletService};
 use tabula_storage::tablet::Condition;
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
@@ -42,7 +46,7 @@ const MAX_RELOCATE_PAUSE: Duration = Duration::from_millis(250);
 
 /// The backend of one cluster.
 pub struct ClusterBackend {
-    coordinator: Arc<Coordinator>,
+    coordinator: Arc<dyn Control>,
     router: Arc<Router>,
 }
 
@@ -154,6 +158,7 @@ fn coord_error(e: CoordError) -> BackendError {
             message: e.to_string(),
             retry: false,
         },
+        CoordError::Remote { message, retry } => BackendError::Io { message, retry },
         other => BackendError::Io {
             message: other.to_string(),
             retry: true,
@@ -170,11 +175,18 @@ fn table_info(t: &TableDescriptor) -> TableInfo {
 }
 
 impl ClusterBackend {
-    /// A backend over `coordinator` (which also knows the regionservers).
+    /// A backend over the coordinator of this process (which also knows the
+    /// regionservers).
     pub fn new(coordinator: Arc<Coordinator>) -> Self {
+        Self::over(coordinator)
+    }
+
+    /// A backend over any control plane: the coordinator of this process, or the
+    /// cluster a gateway of its own follows ([`remote::RemoteControl`]).
+    pub fn over(control: Arc<dyn Control>) -> Self {
         ClusterBackend {
-            router: Arc::new(Router::new(Arc::clone(&coordinator))),
-            coordinator,
+            router: Arc::new(Router::new(Arc::clone(&control))),
+            coordinator: control,
         }
     }
 
@@ -295,6 +307,7 @@ impl Backend for ClusterBackend {
         Ok(self
             .coordinator
             .namespaces()
+            .map_err(coord_error)?
             .into_iter()
             .map(|n| NamespaceInfo {
                 name: n.name,
@@ -469,7 +482,7 @@ impl Backend for ClusterBackend {
     }
 
     fn cluster_id(&self) -> String {
-        self.coordinator.cluster_id().to_string()
+        self.coordinator.cluster_id()
     }
 
     fn grant(&self, permission: Permission) -> BackendResult<()> {

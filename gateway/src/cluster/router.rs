@@ -14,9 +14,10 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use tabula_coordinator::catalog::{self, TabletLocation, META_TABLE};
-use tabula_coordinator::{Coordinator, ServerRef};
+use tabula_coordinator::ServerRef;
 use tabula_regionserver::TabletService;
 
+use super::control::Control;
 use super::unavailable::{Unavailable, UNAVAILABLE};
 use crate::backend::{BackendError, BackendResult};
 
@@ -31,7 +32,7 @@ type LocationCache = HashMap<Bytes, Arc<TableCache>>;
 
 /// Locates tablets, with a cache.
 pub struct Router {
-    coordinator: Arc<Coordinator>,
+    coordinator: Arc<dyn Control>,
     cache: ArcSwap<LocationCache>,
     /// Serializes the changes of `cache` (each copies the table it changes).
     cache_changes: Mutex<()>,
@@ -47,7 +48,7 @@ fn io(message: impl Into<String>) -> BackendError {
 
 impl Router {
     /// A router asking `coordinator` for the root location and regionservers.
-    pub fn new(coordinator: Arc<Coordinator>) -> Self {
+    pub fn new(coordinator: Arc<dyn Control>) -> Self {
         Router {
             coordinator,
             cache: ArcSwap::from_pointee(HashMap::new()),

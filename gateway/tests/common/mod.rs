@@ -94,8 +94,20 @@ pub struct Tabula {
 /// A started child: the process, its Thrift1 and Thrift2 addresses, its log file.
 type Spawned = (Child, SocketAddr, SocketAddr, PathBuf);
 
-/// Starts the binary with extra `TABULA_*` settings.
+/// Starts `tabula serve` with extra `TABULA_*` settings.
 fn spawn(
+    data_dir: &Path,
+    env: &[(&str, &str)],
+    extra_args: &[&str],
+    die_with_thread: bool,
+) -> Spawned {
+    spawn_command("serve", data_dir, env, extra_args, die_with_thread)
+}
+
+/// Starts `tabula <command>` (`serve`, or `gateway`, which has no data directory:
+/// `data_dir` then only names its log file) and waits for its ready line.
+fn spawn_command(
+    command: &str,
     data_dir: &Path,
     env: &[(&str, &str)],
     extra_args: &[&str],
@@ -110,10 +122,11 @@ fn spawn(
     let log = data_dir.with_extension("log");
     let log_file = std::fs::File::create(&log).expect("create the server log");
     let mut cmd = Command::new(&bin);
-    cmd.arg("serve")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("--listen")
+    cmd.arg(command);
+    if command == "serve" {
+        cmd.arg("--data-dir").arg(data_dir);
+    }
+    cmd.arg("--listen")
         .arg("127.0.0.1:0")
         .args(extra_args)
         .env("TABULA_THRIFT2_LISTEN", "127.0.0.1:0")
@@ -144,7 +157,7 @@ fn spawn(
         let mut tx = Some(tx);
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if line.starts_with("tabula ready") {
+            if line.starts_with("tabula ready") || line.starts_with("tabula gateway ready") {
                 if let Some(tx) = tx.take() {
                     let _ = tx.send(line);
                 }
@@ -239,6 +252,20 @@ impl Tabula {
             thrift1,
             thrift2,
             data_dir: data_dir.to_path_buf(),
+            log,
+            _dir: None,
+        }
+    }
+
+    /// A `tabula gateway` (a gateway in a process of its own) with `TABULA_*`
+    /// settings (etcd's endpoints among them); its log is `log_name.log`.
+    pub fn start_gateway(log_name: &Path, env: &[(&str, &str)]) -> Tabula {
+        let (child, thrift1, thrift2, log) = spawn_command("gateway", log_name, env, &[], true);
+        Tabula {
+            child: Some(child),
+            thrift1,
+            thrift2,
+            data_dir: log_name.to_path_buf(),
             log,
             _dir: None,
         }

@@ -40,13 +40,21 @@ pub async fn serve_guarded(
     guard: Option<CallGuard>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    let rpc = TabletServiceServer::new(Exposed { service, guard })
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
     tonic::transport::Server::builder()
-        .add_service(rpc)
+        .add_service(tablet_rpc(service, guard))
         .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
         .await
+}
+
+/// The tablet service over `service`, with `guard` checked before every call, to
+/// add to a gRPC server (one that also serves other services).
+pub fn tablet_rpc(
+    service: Arc<dyn TabletService>,
+    guard: Option<CallGuard>,
+) -> TabletServiceServer<impl TabletRpc> {
+    TabletServiceServer::new(Exposed { service, guard })
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
 /// A status carrying `error` as an encoded `Failure`.
