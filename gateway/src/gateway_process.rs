@@ -33,5 +33,12 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??
     };
     let backend = ClusterBackend::over(control as Arc<dyn Control>);
-    start_gateways(settings, Arc::new(backend) as Arc<dyn Backend>).await
+    // Every call here waits on the network for a regionserver: run on an event
+    // loop, it would hold up the loop's other connections for the round trip
+    // (two loops, two calls in flight). Each connection gets a thread instead.
+    let settings = Settings {
+        event_loops: 0,
+        ..settings.clone()
+    };
+    start_gateways(&settings, Arc::new(backend) as Arc<dyn Backend>).await
 }

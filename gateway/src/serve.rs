@@ -83,7 +83,7 @@ fn serve_rpc(
         .add_service(tabula_coordinator::rpc::admin_service(coordinator))
         .add_service(tabula_regionserver::rpc::tablet_rpc(regionserver, None));
     let task = tokio::spawn(async move {
-        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let incoming = tabula_regionserver::rpc::incoming(listener);
         let stopped = async {
             let _ = stopped.await;
         };

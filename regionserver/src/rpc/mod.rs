@@ -17,4 +17,4 @@ pub mod pb {
 }
 
 pub use client::RemoteTabletService;
-pub use server::{serve, serve_guarded, tablet_rpc, CallGuard, MAX_MESSAGE_BYTES};
+pub use server::{incoming, serve, serve_guarded, tablet_rpc, CallGuard, MAX_MESSAGE_BYTES};
