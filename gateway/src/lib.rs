@@ -5,6 +5,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod backend;
+pub mod call_notes;
 pub mod cluster;
 pub mod config;
 pub mod crash_points;

@@ -21,7 +21,7 @@ use tabula_coordinator::catalog::TabletLocation;
 use tabula_coordinator::tables::{
     canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
 };
-use tabula_coordinator::{CoordError, Coordinator};
+use tabula_coordinator::{CoordError, Coordinator, ServerRef};
 
 pub use control::Control;
 use tabula_regionserver::{ReadSpec, RemoteFailure, RsError, RsResult, ScanSpec, TabletService};
@@ -254,6 +254,9 @@ impl ClusterBackend {
         let mut pause = FIRST_RELOCATE_PAUSE;
         loop {
             let (tablet, svc) = self.router.route(t, row)?;
+            if let ServerRef::Remote(_) = svc {
+                crate::call_notes::waited_on_network();
+            }
             match f(&*svc, tablet) {
                 Ok(v) => return Ok(v),
                 Err(e) if e.is_not_serving() => {

@@ -460,6 +460,7 @@ impl LoopConn {
             }
             calls += 1;
             let began = Instant::now();
+            crate::call_notes::take_waited_on_network();
             let site = CallSite {
                 shared: &self.start.shared,
                 connection: self.start.peer.id,
@@ -478,9 +479,11 @@ impl LoopConn {
                 Err(e) => return Step::End(Err(e)),
             }
             let took = began.elapsed();
-            if took > SLOW_CALL {
+            let waited = crate::call_notes::take_waited_on_network();
+            if took > SLOW_CALL || waited {
                 tracing::debug!(
                     conn = %self.start.peer.id,
+                    waited_on_network = waited,
                     "a call ran {took:?}; the connection moves to a thread of its own"
                 );
                 return Step::Move(Resume {

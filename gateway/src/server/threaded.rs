@@ -294,14 +294,10 @@ impl ThreadConn {
             }
             match reader.next(&mut self.buf) {
                 Extract::Message(request) => {
-                    let (on_loop, took) = self.run_call(reader.protocol(), request, returnable)?;
-                    if let Some(took) = took {
+                    let (on_loop, slow) = self.run_call(reader.protocol(), request, returnable)?;
+                    if let Some(slow) = slow {
                         returnable = on_loop;
-                        quick_streak = if took > SLOW_CALL {
-                            0
-                        } else {
-                            quick_streak + 1
-                        };
+                        quick_streak = if slow { 0 } else { quick_streak + 1 };
                         // Back with no partial message held: the loop's reader starts
                         // at a message boundary.
                         if quick_streak >= RETURN_AFTER && self.buf.is_empty() {
@@ -350,7 +346,7 @@ impl ThreadConn {
         protocol: WireProtocol,
         request: Bytes,
         timed: bool,
-    ) -> Result<(bool, Option<Duration>), ConnError> {
+    ) -> Result<(bool, Option<bool>), ConnError> {
         // The previous reply, if the acknowledger has it, goes first.
         if let Some(spare) = self.ack.settle()? {
             if self.reply.capacity() == 0 && spare.capacity() <= RETAIN_BUFFER_LIMIT {
@@ -359,6 +355,7 @@ impl ThreadConn {
         }
         let route = Route::of(&self.shared.opts, protocol, &request);
         let began = timed.then(Instant::now);
+        crate::call_notes::take_waited_on_network();
         let site = CallSite {
             shared: &self.shared,
             connection: self.peer.id,
@@ -377,11 +374,13 @@ impl ThreadConn {
         if let Some(reply) = reply.filter(|r| r.capacity() <= RETAIN_BUFFER_LIMIT) {
             self.reply = reply;
         }
-        let took = began.map(|b| b.elapsed());
+        // Slow: it ran long, or it waited on another process (a loop must not run it).
+        let waited = crate::call_notes::take_waited_on_network();
+        let slow = began.map(|b| waited || b.elapsed() > SLOW_CALL);
         if self.buf.is_empty() && self.buf.capacity() > RETAIN_BUFFER_LIMIT {
             self.buf = BytesMut::new();
         }
-        Ok((route.on_loop, took))
+        Ok((route.on_loop, slow))
     }
 
     /// Reads more bytes, waking every poll interval to check shutdown and the idle
