@@ -25,12 +25,13 @@ use crate::catalog::{
 };
 use crate::directory::{
     self, CoordinatorAddress, CLUSTER_ID_FILE, COORDINATOR_LOCK, NAMESPACES_PREFIX,
-    PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, TABLES_PREFIX,
+    PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, SPLIT_PLANS_PREFIX, TABLES_PREFIX,
 };
 use crate::lock::{LockError, LockService, LockToken, SessionId, Txn, TxnOutcome, Versioned};
 use crate::tables::{
-    canonical_name, canonical_slice, split_name, validate_namespace, validate_table_name,
-    NamespaceDescriptor, TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
+    canonical_name, canonical_slice, decode_split_plan, encode_split_plan, split_name,
+    validate_namespace, validate_table_name, NamespaceDescriptor, TableDescriptor,
+    DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
 };
 
 /// How long a starting coordinator waits for the coordinator lock by default.
@@ -210,6 +211,27 @@ fn shown(name: &[u8]) -> String {
 
 fn table_path(name: &[u8]) -> String {
     format!("{TABLES_PREFIX}{}", shown(name))
+}
+
+/// `gaps` (start, end; an empty end is the table's end) cut at every key of
+/// `keys` strictly inside one.
+fn cut_at(gaps: Vec<(Bytes, Bytes)>, keys: &[Bytes]) -> Vec<(Bytes, Bytes)> {
+    let mut out = Vec::with_capacity(gaps.len() + keys.len());
+    for (start, end) in gaps {
+        let mut from = start;
+        for k in keys {
+            if *k > from && (end.is_empty() || *k < end) {
+                out.push((from, k.clone()));
+                from = k.clone();
+            }
+        }
+        out.push((from, end));
+    }
+    out
+}
+
+fn plan_path(name: &[u8]) -> String {
+    format!("{SPLIT_PLANS_PREFIX}{}", shown(name))
 }
 
 impl Coordinator {
@@ -524,7 +546,12 @@ impl Coordinator {
     }
 
     fn store_table(&self, t: &TableDescriptor) -> CoordResult<()> {
-        self.fenced(Txn::new().put(table_path(&t.name), t.encode()))?;
+        self.store_table_with(t, Txn::new())
+    }
+
+    /// Stores `t`'s descriptor in one transaction with the writes of `also`.
+    fn store_table_with(&self, t: &TableDescriptor, also: Txn) -> CoordResult<()> {
+        self.fenced(also.put(table_path(&t.name), t.encode()))?;
         self.tables.rcu(|tables| {
             let mut tables = BTreeMap::clone(tables);
             tables.insert(t.name.clone(), t.clone());
@@ -799,7 +826,17 @@ impl Coordinator {
         if self.complete_interrupted_splits(&t.name, &tablets)? > 0 {
             tablets = self.sorted_table_tablets(&t.name)?;
         }
-        self.fill_tablet_gaps(t, &tablets)?;
+        let path = plan_path(&t.name);
+        let plan = match self.lock.get(&path)? {
+            Some(v) => Some(
+                decode_split_plan(&v.value).ok_or(CoordError::Corrupt { what: path.clone() })?,
+            ),
+            None => None,
+        };
+        self.fill_tablet_gaps(t, &tablets, plan.as_deref().unwrap_or_default())?;
+        if plan.is_some() {
+            self.fenced(Txn::new().delete(path))?;
+        }
         Ok(())
     }
 
@@ -830,11 +867,14 @@ impl Coordinator {
     /// a repeated delete or truncate still empties it. The new tablets are opened
     /// with the table's other tablets (enabled tables only). Returns how many were
     /// made.
-    /// `tablets` are the table's rows as [`Self::sorted_table_tablets`] reads them.
+    /// `tablets` are the table's rows as [`Self::sorted_table_tablets`] reads them;
+    /// a gap is cut at the `planned` split keys inside it (those of an unfinished
+    /// `createTable`), so the table gets the tablets its creator asked for.
     fn fill_tablet_gaps(
         &self,
         t: &TableDescriptor,
         tablets: &[TabletLocation],
+        planned: &[Bytes],
     ) -> CoordResult<usize> {
         let mut gaps: Vec<(Bytes, Bytes)> = Vec::new();
         let mut covered_to = Some(Bytes::new());
@@ -855,6 +895,7 @@ impl Coordinator {
         if let Some(end) = covered_to {
             gaps.push((end, Bytes::new()));
         }
+        let gaps = cut_at(gaps, planned);
         if gaps.is_empty() {
             return Ok(0);
         }
@@ -1070,9 +1111,14 @@ impl Coordinator {
             enabled: true,
             created_ms: now_ms(),
         };
-        self.store_table(&desc)?;
+        // The descriptor and the plan of its first tablets in one write: a restart
+        // after a crash midway finishes the plan (see `repair_catalog`).
+        let plan = Txn::new().put(plan_path(&name), encode_split_plan(&split_keys));
+        self.store_table_with(&desc, plan)?;
         fail::fail_point!("create-table-descriptor-stored");
-        self.create_tablets(&desc, &schema, &split_keys)
+        self.create_tablets(&desc, &schema, &split_keys)?;
+        self.fenced(Txn::new().delete(plan_path(&name)))?;
+        Ok(())
     }
 
     fn create_tablets(
@@ -1120,7 +1166,11 @@ impl Coordinator {
             return Err(CoordError::TableNotDisabled(shown(&t.name)));
         }
         self.drop_tablets(&t.name)?;
-        self.fenced(Txn::new().delete(table_path(&t.name)))?;
+        self.fenced(
+            Txn::new()
+                .delete(table_path(&t.name))
+                .delete(plan_path(&t.name)),
+        )?;
         self.tables.rcu(|tables| {
             let mut tables = BTreeMap::clone(tables);
             tables.remove(&t.name);
@@ -1655,5 +1705,37 @@ impl Coordinator {
             .iter()
             .map(|s| (s.name(), s.report().len()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    #[test]
+    fn gaps_are_cut_at_the_planned_keys_inside_them() {
+        let keys = [b("c"), b("f"), b("m"), b("t")];
+        // The whole table uncovered: every key cuts.
+        assert_eq!(
+            cut_at(vec![(b(""), b(""))], &keys),
+            vec![
+                (b(""), b("c")),
+                (b("c"), b("f")),
+                (b("f"), b("m")),
+                (b("m"), b("t")),
+                (b("t"), b(""))
+            ]
+        );
+        // Two gaps; keys on a gap's bounds or outside it do not cut.
+        assert_eq!(
+            cut_at(vec![(b("c"), b("m")), (b("t"), b(""))], &keys),
+            vec![(b("c"), b("f")), (b("f"), b("m")), (b("t"), b(""))]
+        );
+        assert_eq!(cut_at(Vec::new(), &keys), Vec::new());
+        assert_eq!(cut_at(vec![(b("a"), b("b"))], &[]), vec![(b("a"), b("b"))]);
     }
 }

@@ -23,6 +23,9 @@ pub const COORDINATOR_LOCK: &str = "/tabula/coordinator";
 pub const ROOT_FILE: &str = "/tabula/root";
 /// One file per user table: its descriptor.
 pub const TABLES_PREFIX: &str = "/tabula/tables/";
+/// One file per table whose `createTable` has not finished: its planned split
+/// keys.
+pub const SPLIT_PLANS_PREFIX: &str = "/tabula/creating/";
 /// One file per namespace: its descriptor.
 pub const NAMESPACES_PREFIX: &str = "/tabula/namespaces/";
 /// The cluster's id.

@@ -18,6 +18,7 @@ pub const SYSTEM_NAMESPACE: &str = "hbase";
 
 const TABLE_MAGIC: &[u8; 4] = b"TBTD";
 const NS_MAGIC: &[u8; 4] = b"TBNS";
+const PLAN_MAGIC: &[u8; 4] = b"TBSP";
 const VERSION: u8 = 1;
 
 /// Everything stored about a table.
@@ -170,6 +171,38 @@ impl NamespaceDescriptor {
     }
 }
 
+/// The split keys a `createTable` planned, stored beside the table's descriptor
+/// until every first tablet of the table is in the catalog: a coordinator that
+/// finds one after a restart makes the tablets the plan names, not one tablet for
+/// the rows nobody covered.
+pub fn encode_split_plan(keys: &[Bytes]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + keys.iter().map(|k| k.len() + 2).sum::<usize>());
+    out.extend_from_slice(PLAN_MAGIC);
+    out.push(VERSION);
+    put_varint(&mut out, keys.len() as u64);
+    for k in keys {
+        put_bytes(&mut out, k);
+    }
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_be_bytes());
+    out
+}
+
+/// Decodes a split plan; `None` when malformed.
+pub fn decode_split_plan(buf: &[u8]) -> Option<Vec<Bytes>> {
+    let body = checked_body(buf)?;
+    let mut r = Reader::new(body);
+    if r.raw(4)? != PLAN_MAGIC || r.u8()? != VERSION {
+        return None;
+    }
+    let n = r.varint()?;
+    let mut keys = Vec::new();
+    for _ in 0..n {
+        keys.push(Bytes::copy_from_slice(r.bytes()?));
+    }
+    (r.remaining() == 0).then_some(keys)
+}
+
 fn checked_body(buf: &[u8]) -> Option<&[u8]> {
     let n = buf.len().checked_sub(4)?;
     let (body, crc) = buf.split_at(n);
@@ -291,6 +324,20 @@ mod tests {
             configuration: [("k".to_string(), "v".to_string())].into_iter().collect(),
         };
         assert_eq!(NamespaceDescriptor::decode(&ns.encode()), Some(ns));
+    }
+
+    #[test]
+    fn split_plan_roundtrip_and_corruption() {
+        let keys = vec![Bytes::from_static(b"g"), Bytes::from_static(b"n\x00\xff")];
+        let enc = encode_split_plan(&keys);
+        assert_eq!(decode_split_plan(&enc), Some(keys));
+        assert_eq!(decode_split_plan(&encode_split_plan(&[])), Some(Vec::new()));
+        for i in 0..enc.len() {
+            let mut bad = enc.clone();
+            bad[i] ^= 1;
+            assert_eq!(decode_split_plan(&bad), None, "flip at {i}");
+        }
+        assert_eq!(decode_split_plan(&enc[..enc.len() - 1]), None);
     }
 
     #[test]

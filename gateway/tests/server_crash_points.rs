@@ -314,7 +314,8 @@ fn a_crash_after_a_compaction_installed_its_output() {
 /// A `createTable` with split keys stopped after the table's descriptor was
 /// stored (`create-table-descriptor-stored`) or after its first tablet
 /// (`create-table-tablet-written`): after a restart the table exists (asking again
-/// hears so), its regions tile the row space, and it takes and keeps every row.
+/// hears so), its regions tile the row space at the split keys asked for, and it
+/// takes and keeps every row.
 fn create_stopped_at(point: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
@@ -340,7 +341,12 @@ fn create_stopped_at(point: &str) {
         let mut c = server.client();
         let again = c.create_table(TABLE.to_vec(), vec![descriptor("cf")]);
         already_exists(again);
-        check_regions(&what, &mut c);
+        let regions = check_regions(&what, &mut c);
+        assert_eq!(
+            regions,
+            split_keys().len() + 1,
+            "{what}: the table has the tablets its split keys asked for"
+        );
         let written = write_rows(&mut c, 1);
         assert_eq!(written.len(), ROWS, "{what}: every write is acknowledged");
         check_rows(&what, &mut c, &all, &[1]);
