@@ -146,6 +146,28 @@ fn on_runtime(process: impl std::future::Future<Output = ExitCode>) -> ExitCode 
     }
 }
 
+/// Starts a process on a multi-threaded runtime (`start`), prints its ready line
+/// (`ready`), then serves until a signal asks it to stop (`run`); the exit status
+/// says how it ended.
+fn run_process<R, Start, Run>(
+    start: Start,
+    ready: impl FnOnce(&R) -> String,
+    run: impl FnOnce(R, std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> Run,
+) -> ExitCode
+where
+    Start: std::future::Future<Output = Result<R, tabula_gateway::serve::ServeError>>,
+    Run: std::future::Future<Output = Result<(), tabula_gateway::serve::ServeError>>,
+{
+    on_runtime(async move {
+        let running = match start.await {
+            Ok(r) => r,
+            Err(e) => return start_failed(&e),
+        };
+        println!("{}", ready(&running));
+        stopped(run(running, Box::pin(shutdown_signal())).await)
+    })
+}
+
 /// The exit status of a start-up error.
 fn start_failed(e: &tabula_gateway::serve::ServeError) -> ExitCode {
     tracing::error!(error = %e, "start-up failed");
@@ -191,22 +213,22 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(code) => return code,
             };
-            on_runtime(async move {
-                let started = if null_backend {
-                    tabula_gateway::serve::start_null(&settings, null_value_size).await
-                } else {
-                    tabula_gateway::serve::start(&settings).await
-                };
-                let running = match started {
-                    Ok(r) => r,
-                    Err(e) => return start_failed(&e),
-                };
-                println!(
-                    "tabula ready thrift1={} thrift2={}",
-                    running.thrift1_addr, running.thrift2_addr
-                );
-                stopped(running.run(shutdown_signal()).await)
-            })
+            run_process(
+                async move {
+                    if null_backend {
+                        tabula_gateway::serve::start_null(&settings, null_value_size).await
+                    } else {
+                        tabula_gateway::serve::start(&settings).await
+                    }
+                },
+                |r| {
+                    format!(
+                        "tabula ready thrift1={} thrift2={}",
+                        r.thrift1_addr, r.thrift2_addr
+                    )
+                },
+                |r, shutdown| r.run(shutdown),
+            )
         }
         Command::Regionserver {
             config,
@@ -224,17 +246,16 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(code) => return code,
             };
-            on_runtime(async move {
-                let running = match tabula_gateway::regionserver_process::start(&settings).await {
-                    Ok(r) => r,
-                    Err(e) => return start_failed(&e),
-                };
-                println!(
-                    "tabula regionserver ready rpc={} name={}",
-                    running.rpc_addr, running.name
-                );
-                stopped(running.run(shutdown_signal()).await)
-            })
+            run_process(
+                async move { tabula_gateway::regionserver_process::start(&settings).await },
+                |r| {
+                    format!(
+                        "tabula regionserver ready rpc={} name={}",
+                        r.rpc_addr, r.name
+                    )
+                },
+                |r, shutdown| r.run(shutdown),
+            )
         }
         Command::Gateway {
             config,
@@ -252,17 +273,16 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(code) => return code,
             };
-            on_runtime(async move {
-                let running = match tabula_gateway::gateway_process::start(&settings).await {
-                    Ok(r) => r,
-                    Err(e) => return start_failed(&e),
-                };
-                println!(
-                    "tabula gateway ready thrift1={} thrift2={}",
-                    running.thrift1_addr, running.thrift2_addr
-                );
-                stopped(running.run(shutdown_signal()).await)
-            })
+            run_process(
+                async move { tabula_gateway::gateway_process::start(&settings).await },
+                |r| {
+                    format!(
+                        "tabula gateway ready thrift1={} thrift2={}",
+                        r.thrift1_addr, r.thrift2_addr
+                    )
+                },
+                |r, shutdown| r.run(shutdown),
+            )
         }
         Command::Bench(args) => match tabula_loadgen::run(&args) {
             Ok(reports) if reports.iter().any(|r| r.ops_per_sec == 0.0 && r.errors > 0) => {

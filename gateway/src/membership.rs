@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tabula_coordinator::lock::{LockResult, LockService};
+use tabula_coordinator::lock::{follow_changes, LockResult, LockService};
 use tabula_coordinator::{Coordinator, SERVERS_PREFIX};
 use tabula_regionserver::rpc::client::RemoteOptions;
 use tabula_regionserver::rpc::RemoteTabletService;
@@ -116,24 +116,15 @@ pub fn spawn(
     std::thread::Builder::new()
         .name("tabula-membership".into())
         .spawn(move || {
-            let mut watcher = None;
             let mut retry = BTreeSet::new();
-            while !stop.load(Ordering::Acquire) {
-                if watcher.is_none() {
-                    watcher = coordinator.lock_service().watch(SERVERS_PREFIX).ok();
+            let lock = Arc::clone(coordinator.lock_service());
+            follow_changes(&*lock, SERVERS_PREFIX, RECHECK, || {
+                if stop.load(Ordering::Acquire) {
+                    return false;
                 }
                 reconcile(&coordinator, &mut retry);
-                match &watcher {
-                    Some(w) => match w.next_timeout(RECHECK) {
-                        Ok(_) => {
-                            // Several changes may come together: one pass covers them.
-                            let _ = w.drain();
-                        }
-                        Err(_) => watcher = None,
-                    },
-                    None => std::thread::sleep(RECHECK),
-                }
-            }
+                true
+            });
         })
         .ok()
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use common::t2::{family, table_desc};
 use common::*;
 use etcd::EtcdServer;
-use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
 
 const TABLE: &[u8] = b"spread";
@@ -105,17 +105,6 @@ impl Drop for RegionServerProcess {
     }
 }
 
-fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 /// The server name of each region of the table.
 fn region_servers(c: &mut Client) -> Vec<String> {
     c.get_table_regions(TABLE.to_vec())
@@ -146,17 +135,13 @@ struct Cluster {
     _dir: tempfile::TempDir,
 }
 
+/// The rows the cluster was loaded with: row key and value of `cf:v`.
+fn loaded_rows() -> Vec<(String, String)> {
+    (0..ROWS).map(|i| (row(i), format!("value{i}"))).collect()
+}
+
 fn check_all(c: &mut Client) -> Result<(), String> {
-    for i in 0..ROWS {
-        let rows = c
-            .get_row(TABLE.to_vec(), row(i).into_bytes(), no_attrs())
-            .map_err(|e| format!("{}: {e}", row(i)))?;
-        let got = rows.first().map(columns_of).unwrap_or_default();
-        if got.get("cf:v") != Some(&format!("value{i}")) {
-            return Err(format!("{} reads {got:?}", row(i)));
-        }
-    }
-    Ok(())
+    rows_hold(c, TABLE, "cf:v", &loaded_rows())
 }
 
 fn cluster_with_rows() -> Cluster {
@@ -192,17 +177,7 @@ fn cluster_with_rows() -> Cluster {
     );
 
     // Every row written through the gateway, acknowledged, and read back.
-    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(50) {
-        let batch: Vec<BatchMutation> = chunk
-            .iter()
-            .map(|&i| BatchMutation {
-                row: Some(row(i).into_bytes()),
-                mutations: Some(vec![put_m("cf:v", format!("value{i}").as_bytes())]),
-            })
-            .collect();
-        c.mutate_rows(TABLE.to_vec(), batch, no_attrs())
-            .expect("mutateRows");
-    }
+    put_rows(&mut c, TABLE, "cf:v", &loaded_rows());
     check_all(&mut c).expect("every row before the failure");
     Cluster {
         serve,

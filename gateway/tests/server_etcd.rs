@@ -164,7 +164,7 @@ fn a_standby_coordinator_takes_over_when_the_active_one_dies() {
     let data2 = dir.path().join("data2");
     std::os::unix::fs::symlink(&data, &data2).expect("symlink");
     let url = etcd.url().to_owned();
-    let mut active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
+    let active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
     let mut c = active.client();
     create(&mut c, b"taken_over", &["cf"]);
     for i in 0..100 {
@@ -178,23 +178,7 @@ fn a_standby_coordinator_takes_over_when_the_active_one_dies() {
 
     // The standby is started here (a test server dies with the thread that
     // started it) and waits; a helper kills the active server once it stands by.
-    let killer = {
-        let standby_log = data2.with_extension("log");
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !std::fs::read_to_string(&standby_log)
-                .unwrap_or_default()
-                .contains("standing by")
-            {
-                assert!(
-                    Instant::now() < deadline,
-                    "the second server is not standing by"
-                );
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            active.kill9();
-        })
-    };
+    let killer = kill_when_standby_waits(active, data2.with_extension("log"));
     let standby = Tabula::start_at_with(
         &data2,
         &[("TABULA_ETCD_ENDPOINTS", &url), ("TABULA_STANDBY", "true")],

@@ -10,56 +10,32 @@ mod common;
 mod etcd;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::t2::{family, table_desc};
 use common::*;
 use etcd::EtcdServer;
-use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
 
 const ROWS: usize = 200;
-
-fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {timeout:?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
 
 fn row(i: usize) -> String {
     format!("{}{i:04}", (b'a' + (i % 26) as u8) as char)
 }
 
+/// The rows each test writes: row key and value of `cf:v`.
+fn test_rows() -> Vec<(String, String)> {
+    (0..ROWS).map(|i| (row(i), format!("value{i}"))).collect()
+}
+
 fn write_rows(c: &mut Client, table: &[u8]) {
-    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(50) {
-        let batch: Vec<BatchMutation> = chunk
-            .iter()
-            .map(|&i| BatchMutation {
-                row: Some(row(i).into_bytes()),
-                mutations: Some(vec![put_m("cf:v", format!("value{i}").as_bytes())]),
-            })
-            .collect();
-        c.mutate_rows(table.to_vec(), batch, no_attrs())
-            .expect("mutateRows");
-    }
+    put_rows(c, table, "cf:v", &test_rows());
 }
 
 /// Every row written by [`write_rows`] reads back, by get and by scan.
 fn check_rows(c: &mut Client, table: &[u8]) -> Result<(), String> {
-    for i in 0..ROWS {
-        let rows = c
-            .get_row(table.to_vec(), row(i).into_bytes(), no_attrs())
-            .map_err(|e| format!("{}: {e}", row(i)))?;
-        let got = rows.first().map(columns_of).unwrap_or_default();
-        if got.get("cf:v") != Some(&format!("value{i}")) {
-            return Err(format!("{} reads {got:?}", row(i)));
-        }
-    }
+    rows_hold(c, table, "cf:v", &test_rows())?;
     let id = c
         .scanner_open_with_scan(table.to_vec(), tscan(), no_attrs())
         .map_err(|e| format!("scannerOpen: {e}"))?;
@@ -178,7 +154,7 @@ fn a_gateway_follows_a_standby_coordinator_that_takes_over() {
     let data2 = dir.path().join("data2");
     std::os::unix::fs::symlink(&data, &data2).expect("symlink");
     let url = etcd.url().to_owned();
-    let mut active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
+    let active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
     let gw = gateway(dir.path(), &etcd);
     let mut g = gw.client();
     create(&mut g, b"before", &["cf"]);
@@ -186,23 +162,7 @@ fn a_gateway_follows_a_standby_coordinator_that_takes_over() {
 
     // The standby is started here (a test server dies with the thread that
     // started it) and waits; a helper kills the active server once it stands by.
-    let killer = {
-        let standby_log = data2.with_extension("log");
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !std::fs::read_to_string(&standby_log)
-                .unwrap_or_default()
-                .contains("standing by")
-            {
-                assert!(
-                    Instant::now() < deadline,
-                    "the second server is not standing by"
-                );
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            active.kill9();
-        })
-    };
+    let killer = kill_when_standby_waits(active, data2.with_extension("log"));
     let standby = Tabula::start_at_with(
         &data2,
         &[("TABULA_ETCD_ENDPOINTS", &url), ("TABULA_STANDBY", "true")],

@@ -51,7 +51,7 @@ pub use types::{
     validate_path, validate_prefix, validate_ttl, CasOutcome, Listing, LockHolder, LockToken,
     SessionId, Versioned, MAX_PATH_LEN, MAX_SESSION_TTL, MAX_TXN_OPS, MAX_WRITE_BYTES,
 };
-pub use watch::{WatchEvent, WatchHub, Watcher};
+pub use watch::{follow_changes, WatchEvent, WatchHub, Watcher};
 
 /// How many times a read-then-compare loop retries before reporting contention.
 const COMPARE_ATTEMPTS: u32 = 16;

@@ -1,8 +1,10 @@
 //! Watches: a stream of the changes under a path prefix.
 //!
-//! Owns: [`WatchEvent`], the consumer side [`Watcher`], and [`WatchHub`], the fan-out
-//! an implementation publishes committed changes through. Must not: decide what
-//! changed (implementations do) or buffer history (a watch sees changes after it opens).
+//! Owns: [`WatchEvent`], the consumer side [`Watcher`], [`WatchHub`], the fan-out
+//! an implementation publishes committed changes through, and [`follow_changes`],
+//! the loop of a reader that reconciles its view whenever a prefix changes. Must
+//! not: decide what changed (implementations do) or buffer history (a watch sees
+//! changes after it opens).
 
 use std::fmt;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -10,6 +12,7 @@ use std::time::Duration;
 
 use super::error::{LockError, LockResult};
 use super::types::Versioned;
+use super::LockService;
 
 /// One change to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +152,37 @@ impl WatchHub {
     /// True when no watch is open.
     pub fn is_empty(&self) -> bool {
         self.subscribers.is_empty()
+    }
+}
+
+/// Runs `pass` now, then again after each batch of changes under `prefix` (one
+/// pass covers the changes that arrive together) and at least every `recheck`,
+/// until `pass` returns false. A watch that fails (the service restarted, the
+/// connection dropped) is opened again before the next pass; meanwhile the
+/// recheck keeps the passes going.
+pub fn follow_changes(
+    lock: &dyn LockService,
+    prefix: &str,
+    recheck: Duration,
+    mut pass: impl FnMut() -> bool,
+) {
+    let mut watcher = None;
+    loop {
+        if watcher.is_none() {
+            watcher = lock.watch(prefix).ok();
+        }
+        if !pass() {
+            return;
+        }
+        match &watcher {
+            Some(w) => match w.next_timeout(recheck) {
+                Ok(_) => {
+                    let _ = w.drain();
+                }
+                Err(_) => watcher = None,
+            },
+            None => std::thread::sleep(recheck),
+        }
     }
 }
 

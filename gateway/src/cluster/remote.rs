@@ -20,7 +20,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use tabula_coordinator::catalog::{self, TabletLocation};
 use tabula_coordinator::directory::{self, CoordinatorAddress};
-use tabula_coordinator::lock::LockService;
+use tabula_coordinator::lock::{follow_changes, LockService};
 use tabula_coordinator::rpc::RemoteCoordinator;
 use tabula_coordinator::tables::{
     canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
@@ -84,9 +84,10 @@ impl RemoteControl {
         });
         control.refresh()?;
         let weak = Arc::downgrade(&control);
+        let lock = Arc::clone(&control.lock);
         std::thread::Builder::new()
             .name("tabula-gateway-follow".into())
-            .spawn(move || follow(weak))
+            .spawn(move || follow(lock, weak))
             .map_err(|e| CoordError::Remote {
                 message: format!("cannot start the thread following the cluster: {e}"),
                 retry: false,
@@ -166,28 +167,16 @@ impl RemoteControl {
 
 /// Follows the cluster until the control plane is dropped: a refresh on every
 /// change under `/tabula/`, and every [`RECHECK`] anyway.
-fn follow(control: Weak<RemoteControl>) {
-    let mut watcher = None;
-    loop {
-        let Some(c) = control.upgrade() else { return };
-        if watcher.is_none() {
-            watcher = c.lock.watch(CLUSTER_PREFIX).ok();
-        }
+fn follow(lock: Arc<dyn LockService>, control: Weak<RemoteControl>) {
+    follow_changes(&*lock, CLUSTER_PREFIX, RECHECK, || {
+        let Some(c) = control.upgrade() else {
+            return false;
+        };
         if let Err(e) = c.refresh() {
             tracing::warn!(error = %e, "cannot read the cluster from the lock service");
         }
-        drop(c);
-        match &watcher {
-            Some(w) => match w.next_timeout(RECHECK) {
-                Ok(_) => {
-                    // Several changes may come together: one refresh covers them.
-                    let _ = w.drain();
-                }
-                Err(_) => watcher = None,
-            },
-            None => std::thread::sleep(RECHECK),
-        }
-    }
+        true
+    });
 }
 
 impl Control for RemoteControl {

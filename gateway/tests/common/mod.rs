@@ -679,3 +679,72 @@ pub fn drain(client: &mut Client, id: i32, n: i32) -> Vec<TRowResult> {
     client.scanner_close(id).expect("scannerClose");
     all
 }
+
+/// Waits (polling every 200 ms) until `done` holds; fails the test after `timeout`.
+pub fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Kills `active` (SIGKILL) once the server logging to `standby_log` says it is
+/// standing by for the coordinator lock, from a thread of its own (a standby's
+/// start blocks the test's thread until it took over).
+pub fn kill_when_standby_waits(
+    mut active: Tabula,
+    standby_log: PathBuf,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        wait_for(
+            "the second server standing by",
+            Duration::from_secs(60),
+            || {
+                std::fs::read_to_string(&standby_log)
+                    .unwrap_or_default()
+                    .contains("standing by")
+            },
+        );
+        active.kill9();
+    })
+}
+
+/// Writes `rows` (row key, value of `column`) with mutateRows, 50 rows a call.
+pub fn put_rows(client: &mut Client, table: &[u8], column: &str, rows: &[(String, String)]) {
+    for chunk in rows.chunks(50) {
+        let batch: Vec<BatchMutation> = chunk
+            .iter()
+            .map(|(row, value)| BatchMutation {
+                row: Some(row.clone().into_bytes()),
+                mutations: Some(vec![put_m(column, value.as_bytes())]),
+            })
+            .collect();
+        client
+            .mutate_rows(table.to_vec(), batch, no_attrs())
+            .expect("mutateRows");
+    }
+}
+
+/// Whether every one of `rows` reads back with its value in `column` (by getRow);
+/// the first that does not, or the failed call, as the error.
+pub fn rows_hold(
+    client: &mut Client,
+    table: &[u8],
+    column: &str,
+    rows: &[(String, String)],
+) -> Result<(), String> {
+    for (row, value) in rows {
+        let found = client
+            .get_row(table.to_vec(), row.clone().into_bytes(), no_attrs())
+            .map_err(|e| format!("{row}: {e}"))?;
+        let got = found.first().map(columns_of).unwrap_or_default();
+        if got.get(column) != Some(value) {
+            return Err(format!("{row} reads {got:?}"));
+        }
+    }
+    Ok(())
+}
