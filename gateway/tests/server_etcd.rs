@@ -157,12 +157,7 @@ fn an_unreachable_etcd_stops_start_up_with_a_clear_error() {
 fn a_standby_coordinator_takes_over_when_the_active_one_dies() {
     let etcd = EtcdServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).expect("data dir");
-    // The same directory under a second name: each server's log file is named
-    // after the path it was given.
-    let data2 = dir.path().join("data2");
-    std::os::unix::fs::symlink(&data, &data2).expect("symlink");
+    let (data, data2) = data_dir_with_second_name(dir.path());
     let url = etcd.url().to_owned();
     let active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
     let mut c = active.client();

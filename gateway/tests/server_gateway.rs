@@ -147,12 +147,7 @@ fn a_gateway_of_its_own_serves_admin_calls_and_rows() {
 fn a_gateway_follows_a_standby_coordinator_that_takes_over() {
     let etcd = EtcdServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).expect("data dir");
-    // The same directory under a second name: each server's log file is named
-    // after the path it was given.
-    let data2 = dir.path().join("data2");
-    std::os::unix::fs::symlink(&data, &data2).expect("symlink");
+    let (data, data2) = data_dir_with_second_name(dir.path());
     let url = etcd.url().to_owned();
     let active = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", &url)]);
     let gw = gateway(dir.path(), &etcd);

@@ -748,3 +748,14 @@ pub fn rows_hold(
     }
     Ok(())
 }
+
+/// A data directory under `dir` and a second name for it, for two servers sharing
+/// it (an active and a standby): each server's log file is named after the path
+/// it was given.
+pub fn data_dir_with_second_name(dir: &Path) -> (PathBuf, PathBuf) {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    let data2 = dir.join("data2");
+    std::os::unix::fs::symlink(&data, &data2).expect("symlink");
+    (data, data2)
+}
