@@ -146,11 +146,14 @@ fn on_runtime(process: impl std::future::Future<Output = ExitCode>) -> ExitCode 
     }
 }
 
-/// Starts a process on a multi-threaded runtime (`start`), prints its ready line
-/// (`ready`), then serves until a signal asks it to stop (`run`); the exit status
-/// says how it ended.
+/// Loads the settings (`config`, the environment, `overrides`; exit status 2 when
+/// they are invalid), starts a process with them on a multi-threaded runtime
+/// (`start`), prints its ready line (`ready`), then serves until a signal asks it
+/// to stop (`run`); the exit status says how it ended.
 fn run_process<R, Start, Run>(
-    start: Start,
+    config: Option<&std::path::Path>,
+    overrides: &Overrides,
+    start: impl FnOnce(Settings) -> Start,
     ready: impl FnOnce(&R) -> String,
     run: impl FnOnce(R, std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> Run,
 ) -> ExitCode
@@ -158,6 +161,10 @@ where
     Start: std::future::Future<Output = Result<R, tabula_gateway::serve::ServeError>>,
     Run: std::future::Future<Output = Result<(), tabula_gateway::serve::ServeError>>,
 {
+    let start = match settings(config, overrides) {
+        Ok(settings) => start(settings),
+        Err(code) => return code,
+    };
     on_runtime(async move {
         let running = match start.await {
             Ok(r) => r,
@@ -209,12 +216,10 @@ fn main() -> ExitCode {
                 listen,
                 thrift2_listen,
             };
-            let settings = match settings(config.as_deref(), &overrides) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
             run_process(
-                async move {
+                config.as_deref(),
+                &overrides,
+                |settings| async move {
                     if null_backend {
                         tabula_gateway::serve::start_null(&settings, null_value_size).await
                     } else {
@@ -242,12 +247,10 @@ fn main() -> ExitCode {
                 listen: Some(listen),
                 thrift2_listen: None,
             };
-            let settings = match settings(config.as_deref(), &overrides) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
             run_process(
-                async move { tabula_gateway::regionserver_process::start(&settings).await },
+                config.as_deref(),
+                &overrides,
+                |settings| async move { tabula_gateway::regionserver_process::start(&settings).await },
                 |r| {
                     format!(
                         "tabula regionserver ready rpc={} name={}",
@@ -269,12 +272,10 @@ fn main() -> ExitCode {
                 listen,
                 thrift2_listen,
             };
-            let settings = match settings(config.as_deref(), &overrides) {
-                Ok(s) => s,
-                Err(code) => return code,
-            };
             run_process(
-                async move { tabula_gateway::gateway_process::start(&settings).await },
+                config.as_deref(),
+                &overrides,
+                |settings| async move { tabula_gateway::gateway_process::start(&settings).await },
                 |r| {
                     format!(
                         "tabula gateway ready thrift1={} thrift2={}",
