@@ -81,6 +81,12 @@ pub enum RsError {
     /// caller looks the tablet up again, as for [`RsError::NotServing`].
     #[error("regionserver {server} cannot be reached: {message}")]
     Unreachable { server: String, message: String },
+    /// The connection to a regionserver in another process broke while a call was
+    /// on it (the server died or the network dropped it): the request may or may
+    /// not have been carried out. A caller may send it again only where doing so
+    /// twice is harmless ([`RsError::is_interrupted`]).
+    #[error("call to regionserver {server} was cut off, outcome unknown: {message}")]
+    Interrupted { server: String, message: String },
     /// A failure a regionserver in another process reported (its message as it
     /// said it), or a call that did not reach it.
     #[error("{message}")]
@@ -113,6 +119,39 @@ impl RsError {
                 | RsError::Storage(tabula_storage::Error::TabletNotOpen { .. })
                 | RsError::Storage(tabula_storage::Error::RowOutOfRange { .. })
         )
+    }
+
+    /// True when the call was cut off in transit: the caller may look the tablet up
+    /// again and resend it if the call is a read, or a write that may be applied
+    /// twice (what HBase's client resends after a lost connection: puts and
+    /// deletes, not increments, appends or check-and-mutates).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, RsError::Interrupted { .. })
+    }
+
+    /// A copy of a failure that concerns a whole call (the connection's fate), to
+    /// hand to each part of a call that carried several; anything else keeps its
+    /// message as an unknown-outcome failure.
+    pub fn copy_for_part(&self) -> RsError {
+        match self {
+            RsError::Unreachable { server, message } => RsError::Unreachable {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            RsError::Interrupted { server, message } => RsError::Interrupted {
+                server: server.clone(),
+                message: message.clone(),
+            },
+            RsError::NotServing { tablet } => RsError::NotServing { tablet: *tablet },
+            RsError::Remote { kind, message } => RsError::Remote {
+                kind: *kind,
+                message: message.clone(),
+            },
+            other => RsError::Remote {
+                kind: RemoteFailure::Other { permanent: false },
+                message: other.to_string(),
+            },
+        }
     }
 }
 

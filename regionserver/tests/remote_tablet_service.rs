@@ -175,6 +175,7 @@ fn class(e: &RsError) -> String {
         ) => format!("invalid: {s}"),
         RsError::Storage(s) => format!("other({}): {s}", s.is_permanent()),
         RsError::NotServing { .. } | RsError::Unreachable { .. } => "not serving".into(),
+        RsError::Interrupted { message, .. } => format!("interrupted: {message}"),
     }
 }
 
@@ -512,4 +513,103 @@ fn a_server_that_went_away_is_an_error_not_a_hang() {
         ..RemoteOptions::default()
     };
     assert!(RemoteTabletService::connect(&port.to_string(), options).is_err());
+}
+
+/// A TCP relay between a client and a server that can cut every connection it
+/// carries: once cut, the next bytes a client sends close its connection
+/// unanswered, as when a server dies with a call on the wire.
+struct CuttingRelay {
+    addr: SocketAddr,
+    cut: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CuttingRelay {
+    fn start(upstream: SocketAddr) -> CuttingRelay {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind relay");
+        let addr = listener.local_addr().expect("relay address");
+        let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cutting = Arc::clone(&cut);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { return };
+                let Ok(mut server) = std::net::TcpStream::connect(upstream) else {
+                    continue;
+                };
+                let (Ok(mut client_out), Ok(mut server_in)) =
+                    (client.try_clone(), server.try_clone())
+                else {
+                    continue;
+                };
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut server_in, &mut client_out);
+                    let _ = client_out.shutdown(std::net::Shutdown::Both);
+                });
+                let cutting = Arc::clone(&cutting);
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 64 << 10];
+                    loop {
+                        let n = match client.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        if cutting.load(Ordering::SeqCst) || server.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    let _ = server.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        CuttingRelay { addr, cut }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_connection_cut_under_a_call_is_an_interrupted_call_not_a_move() {
+    let p = pair();
+    let relay = CuttingRelay::start(p.served.addr);
+    let remote = RemoteTabletService::connect(&relay.addr.to_string(), RemoteOptions::default())
+        .expect("connect through the relay");
+    let row = Bytes::from_static(b"r");
+    let m = RowMutation::new(row.clone()).put(&b"a"[..], &b"q"[..], NOW_MS, &b"v"[..]);
+    remote
+        .mutate(TABLET, &m, Durability::Sync)
+        .expect("a write through the relay");
+    relay.cut();
+    // The request left; whether it was carried out is unknown. The caller must not
+    // take it for "not serving" (which promises it was not carried out).
+    let result = remote.get(TABLET, &row, &ReadSpec::default());
+    assert!(
+        matches!(&result, Err(e @ RsError::Interrupted { .. }) if !e.is_not_serving()),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn every_part_of_a_batch_to_a_server_that_went_away_says_so() {
+    let mut p = pair();
+    p.served.stop();
+    let (a, b) = (
+        RowMutation::new(&b"a"[..]).put(&b"a"[..], &b"q"[..], NOW_MS, &b"v"[..]),
+        RowMutation::new(&b"b"[..]).put(&b"a"[..], &b"q"[..], NOW_MS, &b"v"[..]),
+    );
+    let outcomes = p.remote.mutate_batch(
+        &[(TABLET, vec![&a]), (TABLET + 1, vec![&b])],
+        Durability::Sync,
+    );
+    assert_eq!(outcomes.len(), 2);
+    for outcome in &outcomes {
+        // Nothing was delivered: each part may go to wherever its tablet moved.
+        assert!(
+            matches!(outcome, Err(e @ RsError::Unreachable { .. }) if e.is_not_serving()),
+            "{outcome:?}"
+        );
+    }
 }

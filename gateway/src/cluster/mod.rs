@@ -9,12 +9,12 @@
 
 pub mod control;
 pub mod remote;
+pub mod retry;
 pub mod router;
 pub mod scanner;
 pub mod unavailable;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use tabula_coordinator::catalog::TabletLocation;
@@ -32,17 +32,9 @@ use crate::backend::{
     Backend, BackendError, BackendResult, NamespaceInfo, Permission, PermissionScope, RegionInfo,
     TableInfo, TableScanner,
 };
+use retry::{Backoff, Resend};
 use router::Router;
 use scanner::ClusterScanner;
-
-/// How long a row operation keeps relocating its tablet while regionservers answer
-/// "not serving" (a split or move in progress) before that answer is returned. A
-/// split keeps its parent closed for its final flush and the catalog update, which
-/// under a heavy load takes seconds; HBase clients likewise retry for a long while.
-const RELOCATE_TIMEOUT: Duration = Duration::from_secs(30);
-/// First pause between relocations; it doubles up to [`MAX_RELOCATE_PAUSE`].
-const FIRST_RELOCATE_PAUSE: Duration = Duration::from_millis(5);
-const MAX_RELOCATE_PAUSE: Duration = Duration::from_millis(250);
 
 /// The backend of one cluster.
 pub struct ClusterBackend {
@@ -114,6 +106,12 @@ pub(crate) fn rs_error(table: &[u8], e: RsError) -> BackendError {
         RsError::Unreachable { .. } => BackendError::Io {
             message: e.to_string(),
             retry: true,
+        },
+        // Only calls that must not go twice get here: whether it was carried out
+        // is unknown, so the caller is not told a retry is safe.
+        RsError::Interrupted { .. } => BackendError::Io {
+            message: e.to_string(),
+            retry: false,
         },
         RsError::Remote { kind, message } => match kind {
             RemoteFailure::BadFilter => BackendError::BadFilter(message),
@@ -210,14 +208,16 @@ impl ClusterBackend {
     }
 
     /// The rows `todo` (indexes into `mutations`) grouped by the tablet now holding
-    /// them, in row order within each group; rows that cannot be located get
-    /// their error in `results`.
+    /// them, in row order within each group; rows whose tablet cannot be located
+    /// for now go to `retry`, the others that cannot be located get their error in
+    /// `results`.
     fn group_by_tablet(
         &self,
         table: &[u8],
         mutations: &[RowMutation],
         todo: &[usize],
         results: &mut [Option<BackendResult<()>>],
+        retry: &mut Vec<usize>,
     ) -> Vec<(Arc<TabletLocation>, Vec<usize>)> {
         let mut groups: Vec<(Arc<TabletLocation>, Vec<usize>)> = Vec::new();
         for &i in todo {
@@ -230,44 +230,45 @@ impl ClusterBackend {
                     Some((_, rows)) => rows.push(i),
                     None => groups.push((loc, vec![i])),
                 },
+                Err(e) if retry::lookup_may_pass(&e) => retry.push(i),
                 Err(e) => set_result(results, i, Err(e)),
             }
         }
         groups
     }
 
-    /// Runs `f` on the tablet holding `row`, relocating and retrying while the
-    /// regionserver answers that it does not serve it.
+    /// Runs `f` on the tablet holding `row`, locating it again and resending
+    /// while the tablet cannot be found for now or its regionserver answers that it
+    /// does not serve it, cannot be reached, or (for calls `kind` allows to go
+    /// twice) lost the connection under the call.
     fn on_row<T>(
         &self,
         table: &[u8],
         row: &[u8],
+        kind: Resend,
         f: impl Fn(&dyn TabletService, u64) -> RsResult<T>,
     ) -> BackendResult<T> {
         let t = self.enabled_table(table)?;
         if row.is_empty() {
             return Err(BackendError::InvalidArgument("row key is empty".into()));
         }
-        // Set at the first "not serving" answer: the common call never reads the
-        // clock.
-        let mut deadline = None;
-        let mut pause = FIRST_RELOCATE_PAUSE;
+        let mut backoff = Backoff::new();
         loop {
-            let (tablet, svc) = self.router.route(t, row)?;
+            let (tablet, svc) = match self.router.route(t, row) {
+                Ok(found) => found,
+                Err(e) if retry::lookup_may_pass(&e) && backoff.wait() => continue,
+                Err(e) => return Err(e),
+            };
             if let ServerRef::Remote(_) = svc {
                 crate::call_notes::waited_on_network();
             }
             match f(&*svc, tablet) {
                 Ok(v) => return Ok(v),
-                Err(e) if e.is_not_serving() => {
+                Err(e) if retry::resend(&e, kind) => {
                     self.router.invalidate_tablet(t, tablet);
-                    let now = std::time::Instant::now();
-                    let deadline = *deadline.get_or_insert(now + RELOCATE_TIMEOUT);
-                    if now + pause > deadline {
+                    if !backoff.wait() {
                         return Err(rs_error(t, e));
                     }
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
                 }
                 Err(e) => return Err(rs_error(t, e)),
             }
@@ -528,7 +529,7 @@ impl Backend for ClusterBackend {
     }
 
     fn get(&self, table: &[u8], row: &Bytes, spec: &ReadSpec) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, |s, t| s.get(t, row, spec))
+        self.on_row(table, row, Resend::Safe, |s, t| s.get(t, row, spec))
     }
 
     fn mutate(
@@ -537,7 +538,7 @@ impl Backend for ClusterBackend {
         mutation: &RowMutation,
         durability: Durability,
     ) -> BackendResult<()> {
-        self.on_row(table, &mutation.row, |s, t| {
+        self.on_row(table, &mutation.row, Resend::Safe, |s, t| {
             s.mutate(t, mutation, durability)
         })
     }
@@ -559,11 +560,10 @@ impl Backend for ClusterBackend {
                 todo.push(i);
             }
         }
-        let deadline = std::time::Instant::now() + RELOCATE_TIMEOUT;
-        let mut pause = FIRST_RELOCATE_PAUSE;
+        let mut backoff = Backoff::new();
         loop {
-            let mut retry = Vec::new();
-            let groups = self.group_by_tablet(t, mutations, &todo, &mut results);
+            let mut again = Vec::new();
+            let groups = self.group_by_tablet(t, mutations, &todo, &mut results, &mut again);
             for (server, tablets) in by_server(groups) {
                 let svc = match self.router.server(&server) {
                     Ok(svc) => svc,
@@ -593,9 +593,9 @@ impl Backend for ClusterBackend {
                             for (&i, r) in rows.iter().zip(per_row) {
                                 match r {
                                     Ok(()) => set_result(&mut results, i, Ok(())),
-                                    Err(e) if e.is_not_serving() => {
+                                    Err(e) if retry::resend(&e, Resend::Safe) => {
                                         moved = true;
-                                        retry.push(i);
+                                        again.push(i);
                                     }
                                     Err(e) => set_result(&mut results, i, Err(rs_error(t, e))),
                                 }
@@ -604,26 +604,26 @@ impl Backend for ClusterBackend {
                                 self.router.invalidate(t, &loc);
                             }
                         }
-                        Err(e) if e.is_not_serving() => {
+                        // Puts and deletes may go twice (as HBase's client resends
+                        // them): a connection lost under the call is resent too.
+                        Err(e) if retry::resend(&e, Resend::Safe) => {
                             self.router.invalidate(t, &loc);
-                            retry.extend(rows);
+                            again.extend(rows);
                         }
                         Err(e) => fail_rows(&mut results, &rows, rs_error(t, e)),
                     }
                 }
             }
-            if retry.is_empty() {
+            if again.is_empty() {
                 break;
             }
-            if std::time::Instant::now() + pause > deadline {
+            if !backoff.wait() {
                 let gone = rs_error(t, RsError::NotServing { tablet: 0 });
-                fail_rows(&mut results, &retry, gone);
+                fail_rows(&mut results, &again, gone);
                 break;
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(MAX_RELOCATE_PAUSE);
-            retry.sort_unstable();
-            todo = retry;
+            again.sort_unstable();
+            todo = again;
         }
         Ok(results
             .into_iter()
@@ -645,7 +645,7 @@ impl Backend for ClusterBackend {
         mutation: &RowMutation,
         durability: Durability,
     ) -> BackendResult<bool> {
-        self.on_row(table, &mutation.row, |s, t| {
+        self.on_row(table, &mutation.row, Resend::Unsafe, |s, t| {
             s.check_and_mutate(t, condition, mutation, durability)
         })
     }
@@ -657,7 +657,9 @@ impl Backend for ClusterBackend {
         columns: &[(Bytes, Bytes, i64)],
         durability: Durability,
     ) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, |s, t| s.increment(t, row, columns, durability))
+        self.on_row(table, row, Resend::Unsafe, |s, t| {
+            s.increment(t, row, columns, durability)
+        })
     }
 
     fn append(
@@ -667,7 +669,9 @@ impl Backend for ClusterBackend {
         columns: &[(Bytes, Bytes, Bytes)],
         durability: Durability,
     ) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, |s, t| s.append(t, row, columns, durability))
+        self.on_row(table, row, Resend::Unsafe, |s, t| {
+            s.append(t, row, columns, durability)
+        })
     }
 
     fn scan(&self, table: &[u8], spec: ScanSpec) -> BackendResult<Box<dyn TableScanner>> {

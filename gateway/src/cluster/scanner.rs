@@ -2,7 +2,8 @@
 //!
 //! Owns: [`ClusterScanner`], which walks a table's tablets in row order (or reverse),
 //! holding one regionserver scanner at a time, and resumes after the row it last
-//! returned if a tablet moves, splits or its scanner lease lapses mid-scan.
+//! returned if a tablet moves or splits, its server dies, or its scanner lease
+//! lapses mid-scan.
 //! Must not: filter or merge data itself; every row comes from a regionserver.
 
 use std::sync::Arc;
@@ -12,11 +13,13 @@ use tabula_coordinator::catalog::TabletLocation;
 use tabula_regionserver::{RsError, ScanSpec, TabletService};
 use tabula_storage::tablet::RowResult;
 
+use super::retry::{self, Backoff, Resend};
 use super::router::Router;
 use super::rs_error;
-use crate::backend::{BackendError, BackendResult, TableScanner};
+use crate::backend::{BackendResult, TableScanner};
 
-/// Attempts to reopen a tablet scan before giving up.
+/// Times in a row a scan reopens its tablet after the regionserver forgot its
+/// scanner (lease lapsed) before giving up.
 const MAX_REOPENS: usize = 10;
 
 struct Open {
@@ -71,11 +74,16 @@ impl ClusterScanner {
         }
     }
 
-    /// Opens a regionserver scanner on the next tablet.
+    /// Opens a regionserver scanner on the next tablet, locating it again while it
+    /// moves (see [`retry`]).
     fn open_next(&mut self) -> BackendResult<()> {
-        let mut last_err = None;
-        for _ in 0..MAX_REOPENS {
-            let loc = self.locate_next()?;
+        let mut backoff = Backoff::new();
+        loop {
+            let loc = match self.locate_next() {
+                Ok(loc) => loc,
+                Err(e) if retry::lookup_may_pass(&e) && backoff.wait() => continue,
+                Err(e) => return Err(e),
+            };
             let service = self.router.server(&loc.server)?;
             let mut spec = self.spec.clone();
             // Resume after the last row returned, if any (it is skipped on arrival).
@@ -95,22 +103,15 @@ impl ClusterScanner {
                     });
                     return Ok(());
                 }
-                Err(e) if e.is_not_serving() => {
+                Err(e) if retry::resend(&e, Resend::Safe) => {
                     self.router.invalidate(&self.table, &loc);
-                    last_err = Some(e);
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    if !backoff.wait() {
+                        return Err(rs_error(&self.table, e));
+                    }
                 }
                 Err(e) => return Err(rs_error(&self.table, e)),
             }
         }
-        Err(BackendError::Io {
-            message: format!(
-                "could not open a scanner on table {}: {}",
-                String::from_utf8_lossy(&self.table),
-                last_err.map(|e| e.to_string()).unwrap_or_default()
-            ),
-            retry: true,
-        })
     }
 
     /// Moves past the tablet just finished; false when the scan is over.
@@ -177,8 +178,11 @@ impl TableScanner for ClusterScanner {
                         }
                     }
                 }
+                // A scan is a read: it resumes after its last row wherever the
+                // tablet is now (reopening waits while the tablet moves).
                 Err(e)
-                    if (matches!(e, RsError::UnknownScanner { .. }) || e.is_not_serving())
+                    if (matches!(e, RsError::UnknownScanner { .. })
+                        || retry::resend(&e, Resend::Safe))
                         && reopens < MAX_REOPENS =>
                 {
                     reopens += 1;

@@ -740,7 +740,7 @@ pub fn rows_hold(
     for (row, value) in rows {
         let found = client
             .get_row(table.to_vec(), row.clone().into_bytes(), no_attrs())
-            .map_err(|e| format!("{row}: {e}"))?;
+            .map_err(|e| format!("{row}: {e:?}"))?;
         let got = found.first().map(columns_of).unwrap_or_default();
         if got.get(column) != Some(value) {
             return Err(format!("{row} reads {got:?}"));

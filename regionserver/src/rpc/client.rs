@@ -79,8 +79,9 @@ fn unreachable(address: &str, why: impl std::fmt::Display) -> RsError {
 
 /// The error a status stands for: the server's `Failure` when it sent one; a
 /// connection that could not be made (the request never left) is
-/// [`RsError::Unreachable`]; anything else a transport failure whose outcome is
-/// unknown.
+/// [`RsError::Unreachable`]; a connection that broke under the call (the status
+/// comes from the client's own transport, not from the server)
+/// [`RsError::Interrupted`]; anything else a failure whose outcome is unknown.
 fn error_of(address: &str, status: Status) -> RsError {
     if !status.details().is_empty() {
         if let Ok(failure) = pb::Failure::decode(status.details()) {
@@ -89,6 +90,14 @@ fn error_of(address: &str, status: Status) -> RsError {
     }
     if status.code() == tonic::Code::Unavailable && never_connected(&status) {
         return RsError::Unreachable {
+            server: address.to_owned(),
+            message: status.message().to_owned(),
+        };
+    }
+    // A status the server sent carries no source error; one the client's transport
+    // made up from a broken connection does.
+    if std::error::Error::source(&status).is_some() {
+        return RsError::Interrupted {
             server: address.to_owned(),
             message: status.message().to_owned(),
         };
@@ -237,13 +246,7 @@ impl TabletService for RemoteTabletService {
         };
         let reply = match self.data_call(|mut c| async move { c.mutate_batch(request).await }) {
             Ok(reply) => reply,
-            Err(e) => {
-                let message = e.to_string();
-                return batches
-                    .iter()
-                    .map(|_| Err(unreachable(&self.address, &message)))
-                    .collect();
-            }
+            Err(e) => return batches.iter().map(|_| Err(e.copy_for_part())).collect(),
         };
         let mut outcomes: Vec<RsResult<Vec<RsResult<()>>>> = reply
             .tablets

@@ -486,7 +486,7 @@ pub fn failure_to_wire(error: &RsError) -> pb::Failure {
             failure.scanner = *scanner;
         }
         RsError::BadFilter(_) => failure.kind = K::BadFilter as i32,
-        RsError::Unreachable { .. } => {}
+        RsError::Unreachable { .. } | RsError::Interrupted { .. } => {}
         RsError::Remote { kind, .. } => match kind {
             RemoteFailure::BadFilter => failure.kind = K::BadFilter as i32,
             RemoteFailure::InvalidArgument => failure.kind = K::InvalidArgument as i32,
