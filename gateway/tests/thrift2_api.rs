@@ -503,7 +503,58 @@ fn scanners() {
     let rs = c.get_scanner_results(t.clone(), s, 100).unwrap();
     assert_eq!(rows_of(&rs), vec!["row3"]);
     assert_eq!(values(&rs[0]).keys().collect::<Vec<_>>(), vec!["f:b"]);
-    // A bad filter string is an INTERNAL_ERROR naming it; filterBytes a TIllegalArgument.
+    // filterBytes, as HBase's Java client serializes a filter, wins over filterString:
+    // rows starting "row3" OR whose f:a is "v1", keeping column b only.
+    let prefix = hbase_filter("PrefixFilter", &pb_bytes(1, b"row3"));
+    let binary = hbase_filter("BinaryComparator", &pb_bytes(1, &pb_bytes(1, b"v1")));
+    let value_is_v1 = hbase_filter(
+        "SingleColumnValueFilter",
+        &[
+            pb_bytes(1, b"f"),
+            pb_bytes(2, b"a"),
+            pb_varint(3, 2),
+            pb_bytes(4, &binary),
+            pb_varint(5, 1),
+        ]
+        .concat(),
+    );
+    let either = hbase_filter(
+        "FilterList",
+        &[
+            pb_varint(1, 2),
+            pb_bytes(2, &prefix),
+            pb_bytes(2, &value_is_v1),
+        ]
+        .concat(),
+    );
+    let b_only = hbase_filter(
+        "QualifierFilter",
+        &pb_bytes(
+            1,
+            &[
+                pb_varint(1, 2),
+                pb_bytes(
+                    2,
+                    &hbase_filter("BinaryComparator", &pb_bytes(1, &pb_bytes(1, b"b"))),
+                ),
+            ]
+            .concat(),
+        ),
+    );
+    let both = hbase_filter(
+        "FilterList",
+        &[pb_varint(1, 1), pb_bytes(2, &either), pb_bytes(2, &b_only)].concat(),
+    );
+    c.put(t.clone(), tput("zed", &[("f:a", "v1"), ("f:b", "9")], None))
+        .unwrap();
+    let mut s = tscan2();
+    s.filter_string = Some(b"PrefixFilter('nothing')".to_vec());
+    s.filter_bytes = Some(both);
+    let rs = c.get_scanner_results(t.clone(), s, 100).unwrap();
+    assert_eq!(rows_of(&rs), vec!["row3", "zed"]);
+    assert!(rs.iter().all(|r| values(r).keys().all(|k| k == "f:b")));
+    // A bad filter string is an INTERNAL_ERROR naming it; filterBytes that do not
+    // name a filter Tabula runs a TIOError naming what they hold.
     let mut s = tscan2();
     s.filter_string = Some(b"NoSuchFilter()".to_vec());
     let a = internal(c.open_scanner(t.clone(), s));
@@ -511,7 +562,11 @@ fn scanners() {
     let mut s = tscan2();
     s.filter_bytes = Some(vec![10, 3, 1, 2, 3]);
     let e = tio(c.open_scanner(t.clone(), s));
-    assert!(e.message.unwrap_or_default().contains("filterString"));
+    assert!(e.message.unwrap_or_default().contains("filterBytes"));
+    let mut s = tscan2();
+    s.filter_bytes = Some(hbase_filter("FuzzyRowFilter", &[]));
+    let e = tio(c.open_scanner(t.clone(), s));
+    assert!(e.message.unwrap_or_default().contains("FuzzyRowFilter"));
     // Unknown family and missing table.
     let mut s = tscan2();
     s.columns = Some(vec![col("zz", None)]);

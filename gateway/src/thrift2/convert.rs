@@ -22,6 +22,7 @@ use tabula_thrift::hbase2::{
 };
 
 use super::errors::{Thrift2Error, Thrift2Result};
+use super::filter_bytes;
 use crate::backend::{RegionInfo, TableInfo};
 
 /// HBase's cell type code of a put (`Cell.Type.Put`), reported in TColumnValue.type.
@@ -143,15 +144,26 @@ fn checked_filter(filter: Option<Vec<u8>>) -> Thrift2Result<Option<Bytes>> {
     }
 }
 
-fn refuse_filter_bytes(filter_bytes: &Option<Vec<u8>>) -> Thrift2Result<()> {
-    if filter_bytes.as_ref().is_some_and(|b| !b.is_empty()) {
-        return Err(Thrift2Error::IllegalArgument(
-            "filterBytes (a serialized Java filter) is not supported by Tabula; \
-             send the filter as filterString in the HBase filter language"
-                .to_string(),
-        ));
+/// The filter of a TGet or TScan: filterBytes (a filter as HBase's Java client
+/// serializes it) wins over filterString, as in HBase; a filterBytes value that
+/// does not decode, or names a filter Tabula does not run, is a TIOError that
+/// says so (HBase's DoNotRetryIOException).
+fn read_filter(
+    filter_string: Option<Vec<u8>>,
+    filter_bytes: Option<Vec<u8>>,
+) -> Thrift2Result<Option<Bytes>> {
+    let from_string = checked_filter(filter_string)?;
+    match filter_bytes {
+        Some(b) if !b.is_empty() => {
+            let filter = filter_bytes::filter_string(&b)
+                .map_err(|e| Thrift2Error::Invalid(e.to_string()))?;
+            if let Some(f) = &filter {
+                parse_filter(f).map_err(|e| Thrift2Error::Invalid(format!("filterBytes: {e}")))?;
+            }
+            Ok(filter)
+        }
+        _ => Ok(from_string),
     }
-    Ok(())
 }
 
 /// Per-family cell window of a read (TGet/TScan storeLimit and storeOffset).
@@ -219,7 +231,6 @@ pub struct GetRequest {
 /// A TGet as a read: `timestamp` is an exact match and wins over `timeRange`;
 /// maxVersions unset means 1 and must be positive when set.
 pub fn get_request(get: TGet) -> Thrift2Result<GetRequest> {
-    refuse_filter_bytes(&get.filter_bytes)?;
     let time_range = match (get.timestamp, &get.time_range) {
         (Some(ts), _) => {
             if ts < 0 {
@@ -248,7 +259,7 @@ pub fn get_request(get: TGet) -> Thrift2Result<GetRequest> {
             time_range,
             family_time_ranges: Vec::new(),
             max_versions,
-            filter: checked_filter(get.filter_string)?,
+            filter: read_filter(get.filter_string, get.filter_bytes)?,
         },
         window: StoreWindow::new(get.store_limit, get.store_offset),
         existence_only: get.existence_only.unwrap_or(false),
@@ -266,7 +277,6 @@ pub struct ScanRequest {
 /// A TScan as a scan: start inclusive, stop exclusive, maxVersions default 1,
 /// batchSize splits wide rows, colFamTimeRangeMap per family.
 pub fn scan_request(scan: TScan) -> Thrift2Result<ScanRequest> {
-    refuse_filter_bytes(&scan.filter_bytes)?;
     let time_range = match &scan.time_range {
         Some(tr) => half_open(tr)?,
         None => TimeRange::ALL,
@@ -293,7 +303,7 @@ pub fn scan_request(scan: TScan) -> Thrift2Result<ScanRequest> {
                 time_range,
                 family_time_ranges,
                 max_versions,
-                filter: checked_filter(scan.filter_string)?,
+                filter: read_filter(scan.filter_string, scan.filter_bytes)?,
             },
             batch,
         },
@@ -675,18 +685,31 @@ mod tests {
     }
 
     #[test]
-    fn filter_bytes_and_bad_filter_strings_are_refused() {
+    fn bad_filter_bytes_and_bad_filter_strings_are_refused() {
         let mut g = tget(b"r");
         g.filter_bytes = Some(vec![1, 2]);
-        assert!(matches!(
-            get_request(g),
-            Err(Thrift2Error::IllegalArgument(_))
-        ));
+        assert!(matches!(get_request(g), Err(Thrift2Error::Invalid(_))));
         let s = TScan {
             filter_string: Some(b"NoSuchFilter()".to_vec()),
             ..TScan::default()
         };
         assert!(matches!(scan_request(s), Err(Thrift2Error::Internal(_))));
+    }
+
+    #[test]
+    fn filter_bytes_win_over_the_filter_string() {
+        // hbase.pb.Filter { name: "...PrefixFilter", serialized_filter: { prefix: "ab" } }
+        let class = b"org.apache.hadoop.hbase.filter.PrefixFilter";
+        let mut bytes = vec![0x0a, class.len() as u8];
+        bytes.extend_from_slice(class);
+        bytes.extend_from_slice(&[0x12, 4, 0x0a, 2, b'a', b'b']);
+        let s = TScan {
+            filter_string: Some(b"KeyOnlyFilter()".to_vec()),
+            filter_bytes: Some(bytes),
+            ..TScan::default()
+        };
+        let filter = scan_request(s).unwrap().spec.read.filter;
+        assert_eq!(filter.as_deref(), Some(&b"PrefixFilter('ab')"[..]));
     }
 
     #[test]

@@ -19,10 +19,12 @@
 //! - TDurability: SKIP_WAL writes without the commit log, ASYNC_WAL logs without
 //!   waiting for the fsync, USE_DEFAULT, SYNC_WAL and FSYNC_WAL wait for the group
 //!   commit's fsync (tables have no durability setting of their own).
-//! - TScan.filterBytes and TGet.filterBytes (serialized Java filters) are refused
-//!   with a TIOError saying so (none of the calls taking a TGet or TScan declares
-//!   TIllegalArgument in the IDL, so it cannot travel in their replies). filterString
-//!   runs on the same engine as Thrift1; a bad one is an INTERNAL_ERROR naming the
+//! - TScan.filterBytes and TGet.filterBytes (filters as HBase's Java client
+//!   serializes them) are translated into the filter language ([`filter_bytes`]) and
+//!   win over filterString, as in HBase; a filter the filter language cannot say
+//!   (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter, the
+//!   long/bit/null/decimal comparators) is a TIOError naming it. filterString runs
+//!   on the same engine as Thrift1; a bad one is an INTERNAL_ERROR naming the
 //!   problem, as HBase's parser throws an unchecked exception.
 //! - deleteMultiple applies each delete on its own and returns the ones that failed
 //!   for a reason of their own row (unknown family, bad timestamp); a table-level
@@ -46,6 +48,7 @@ pub mod admin;
 pub mod convert;
 pub mod data;
 pub mod errors;
+pub mod filter_bytes;
 pub mod scans;
 pub mod service;
 

@@ -203,3 +203,36 @@ pub fn internal<T: std::fmt::Debug>(r: thrift::Result<T>) -> thrift::Application
         other => panic!("expected a TApplicationException, got {other:?}"),
     }
 }
+
+/// Protobuf field `tag` holding `value` (length-delimited), as HBase's Java client
+/// writes its filter messages.
+pub fn pb_bytes(tag: u64, value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    pb_varint_to(tag << 3 | 2, &mut out);
+    pb_varint_to(value.len() as u64, &mut out);
+    out.extend_from_slice(value);
+    out
+}
+
+/// Protobuf varint field `tag` holding `value`.
+pub fn pb_varint(tag: u64, value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    pb_varint_to(tag << 3, &mut out);
+    pb_varint_to(value, &mut out);
+    out
+}
+
+fn pb_varint_to(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// An `hbase.pb.Filter` (or `hbase.pb.Comparator`): a Java class of HBase's filter
+/// package and its serialized message, what TScan/TGet.filterBytes carry.
+pub fn hbase_filter(class: &str, body: &[u8]) -> Vec<u8> {
+    let name = format!("org.apache.hadoop.hbase.filter.{class}");
+    [pb_bytes(1, name.as_bytes()), pb_bytes(2, body)].concat()
+}

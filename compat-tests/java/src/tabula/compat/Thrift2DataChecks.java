@@ -192,6 +192,18 @@ final class Thrift2DataChecks {
             eq("connection usable", List.of("cf1:a=1"), values(c.t2().get(bb(t), tget("r"))));
         });
 
+        s.thrift2("t2.get.filterBytes_as_HBase_client_sends_them", c -> {
+            String t = createTable(c);
+            put(c.t2(), t, "r", cv("cf1", "a", "hit"), cv("cf1", "b", "miss"));
+            TGet g = tget("r");
+            g.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.EQUAL, FilterBytes.binary("hit")));
+            eq("ValueFilter from filterBytes", List.of("cf1:a=hit"), values(c.t2().get(bb(t), g)));
+            TGet none = tget("r");
+            none.setFilterBytes(FilterBytes.singleColumnValue("cf1", "a", FilterBytes.EQUAL,
+                    FilterBytes.binary("other"), true));
+            eq("SingleColumnValueFilter that fails", List.of(), values(c.t2().get(bb(t), none)));
+        });
+
         s.thrift2("t2.get.bad_filterString_is_INTERNAL_ERROR", c -> {
             String t = createTable(c);
             put(c.t2(), t, "r", cv("cf1", "a", "1"));

@@ -177,6 +177,28 @@ final class Thrift2ScanChecks {
             eq("connection usable", List.of("a", "b"), rows(scan(c, t, new TScan())));
         });
 
+        s.thrift2("t2.openScanner.filterBytes_as_HBase_client_sends_them", c -> {
+            String t = createTable(c);
+            rowsWithOneCell(c.t2(), t, "a1", "a2", "b1", "ab", "c1");
+            // (PrefixFilter('a') AND RowFilter(>=, 'binary:a2')) OR PrefixFilter('c'),
+            // and filterBytes win over filterString.
+            byte[] filter = FilterBytes.list(false,
+                    FilterBytes.list(true, FilterBytes.prefix("a"),
+                            FilterBytes.compare("RowFilter", FilterBytes.GREATER_OR_EQUAL, FilterBytes.binary("a2"))),
+                    FilterBytes.prefix("c"));
+            TScan sc = new TScan();
+            sc.setFilterString(bb("PrefixFilter('b')"));
+            sc.setFilterBytes(filter);
+            eq("FilterList from filterBytes", List.of("a2", "ab", "c1"), rows(scan(c, t, sc)));
+            TScan regex = new TScan();
+            regex.setFilterBytes(FilterBytes.compare("RowFilter", FilterBytes.EQUAL,
+                    FilterBytes.regex("^A", java.util.regex.Pattern.CASE_INSENSITIVE)));
+            eq("case-insensitive RegexStringComparator", List.of("a1", "a2", "ab"), rows(scan(c, t, regex)));
+            TScan fuzzy = new TScan();
+            fuzzy.setFilterBytes(FilterBytes.named("FuzzyRowFilter", new byte[0]));
+            refused("openScanner with a FuzzyRowFilter", () -> c.t2().openScanner(bb(t), fuzzy));
+        });
+
         s.thrift2("t2.openScanner.bad_filterString_is_INTERNAL_ERROR", c -> {
             String t = createTable(c);
             rowsWithOneCell(c.t2(), t, "a");

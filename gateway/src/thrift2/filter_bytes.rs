@@ -1,0 +1,899 @@
+//! TGet.filterBytes and TScan.filterBytes: a filter as HBase's Java client sends it
+//! (a `Filter` protobuf message naming the filter's Java class, with that filter's
+//! own message inside, as HBase's ThriftTable writes it), translated into the
+//! filter language the regionservers run.
+//!
+//! Owns: decoding those messages (their field numbers are HBase's wire contract)
+//! and mapping each filter and comparator onto the filter-language expression that
+//! means the same. A filter or comparator the filter language has no word for
+//! (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter; the long,
+//! bit, null and decimal comparators), or an option it cannot say (a column offset
+//! of ColumnPaginationFilter), is refused with a message naming it, never dropped.
+//! Must not: run filters; the regionservers compile and run the string.
+
+use bytes::Bytes;
+use prost::Message;
+use tabula_regionserver::filter::{Arg, CompareOp, FilterCall, FilterExpr};
+
+/// How deep filter lists may nest inside each other.
+const MAX_DEPTH: usize = 32;
+
+/// Why a filterBytes value cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FilterBytesError {
+    #[error("filterBytes does not decode as a {message} message: {reason}")]
+    Malformed { message: String, reason: String },
+    #[error("filterBytes names {0}, which Tabula does not run (use a filter of the HBase filter language)")]
+    Unsupported(String),
+    #[error("filterBytes: {0}")]
+    Invalid(String),
+}
+
+type Result<T> = std::result::Result<T, FilterBytesError>;
+
+/// `hbase.pb.Filter`: a filter's Java class and its serialized message.
+#[derive(Clone, PartialEq, Message)]
+struct WireFilter {
+    #[prost(string, optional, tag = "1")]
+    name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    serialized_filter: Option<Vec<u8>>,
+}
+
+/// `hbase.pb.Comparator`: a comparator's Java class and its serialized message.
+#[derive(Clone, PartialEq, Message)]
+struct WireComparator {
+    #[prost(string, optional, tag = "1")]
+    name: Option<String>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    serialized_comparator: Option<Vec<u8>>,
+}
+
+/// The message of a filter holding one other filter (FilterWrapper, SkipFilter,
+/// WhileMatchFilter).
+#[derive(Clone, PartialEq, Message)]
+struct Wrapping {
+    #[prost(message, optional, tag = "1")]
+    filter: Option<WireFilter>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct FilterList {
+    /// 1 = MUST_PASS_ALL, 2 = MUST_PASS_ONE.
+    #[prost(int32, optional, tag = "1")]
+    operator: Option<i32>,
+    #[prost(message, repeated, tag = "2")]
+    filters: Vec<WireFilter>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct CompareFilter {
+    #[prost(int32, optional, tag = "1")]
+    compare_op: Option<i32>,
+    #[prost(message, optional, tag = "2")]
+    comparator: Option<WireComparator>,
+}
+
+/// RowFilter, FamilyFilter, QualifierFilter and ValueFilter.
+#[derive(Clone, PartialEq, Message)]
+struct Comparing {
+    #[prost(message, optional, tag = "1")]
+    compare_filter: Option<CompareFilter>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct DependentColumnFilter {
+    #[prost(message, optional, tag = "1")]
+    compare_filter: Option<CompareFilter>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    column_family: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    column_qualifier: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "4")]
+    drop_dependent_column: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct SingleColumnValueFilter {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    column_family: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    column_qualifier: Option<Vec<u8>>,
+    #[prost(int32, optional, tag = "3")]
+    compare_op: Option<i32>,
+    #[prost(message, optional, tag = "4")]
+    comparator: Option<WireComparator>,
+    #[prost(bool, optional, tag = "5")]
+    filter_if_missing: Option<bool>,
+    #[prost(bool, optional, tag = "6")]
+    latest_version_only: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct SingleColumnValueExcludeFilter {
+    #[prost(message, optional, tag = "1")]
+    single_column_value_filter: Option<SingleColumnValueFilter>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ColumnValueFilter {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    family: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    qualifier: Option<Vec<u8>>,
+    #[prost(int32, optional, tag = "3")]
+    compare_op: Option<i32>,
+    #[prost(message, optional, tag = "4")]
+    comparator: Option<WireComparator>,
+}
+
+/// A message whose field 1 is one byte string (PrefixFilter, ColumnPrefixFilter,
+/// InclusiveStopFilter; ByteArrayComparable).
+#[derive(Clone, PartialEq, Message)]
+struct OneBytes {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    value: Option<Vec<u8>>,
+}
+
+/// A message whose field 1 is a list of byte strings (MultipleColumnPrefixFilter).
+#[derive(Clone, PartialEq, Message)]
+struct ManyBytes {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    values: Vec<Vec<u8>>,
+}
+
+/// A message whose field 1 is one integer (ColumnCountGetFilter's int32 limit,
+/// PageFilter's int64 page size: the varint reads the same either way).
+#[derive(Clone, PartialEq, Message)]
+struct OneInteger {
+    #[prost(int64, optional, tag = "1")]
+    value: Option<i64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ColumnPaginationFilter {
+    #[prost(int32, optional, tag = "1")]
+    limit: Option<i32>,
+    #[prost(int32, optional, tag = "2")]
+    offset: Option<i32>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    column_offset: Option<Vec<u8>>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct ColumnRangeFilter {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    min_column: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "2")]
+    min_column_inclusive: Option<bool>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    max_column: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "4")]
+    max_column_inclusive: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct KeyOnlyFilter {
+    #[prost(bool, optional, tag = "1")]
+    len_as_val: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct TimestampsFilter {
+    #[prost(int64, repeated, tag = "1")]
+    timestamps: Vec<i64>,
+}
+
+/// The comparators that carry a `ByteArrayComparable` as field 1.
+#[derive(Clone, PartialEq, Message)]
+struct WithComparable {
+    #[prost(message, optional, tag = "1")]
+    comparable: Option<OneBytes>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RegexStringComparator {
+    #[prost(string, optional, tag = "1")]
+    pattern: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pattern_flags: Option<i32>,
+    #[prost(string, optional, tag = "3")]
+    charset: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct SubstringComparator {
+    #[prost(string, optional, tag = "1")]
+    substr: Option<String>,
+}
+
+/// Java's `Pattern` flags HBase's RegexStringComparator passes on.
+const JAVA_CASE_INSENSITIVE: i32 = 0x02;
+const JAVA_COMMENTS: i32 = 0x04;
+const JAVA_MULTILINE: i32 = 0x08;
+const JAVA_DOTALL: i32 = 0x20;
+const JAVA_UNICODE_CASE: i32 = 0x40;
+
+/// The filter string meaning what `bytes` (a serialized `hbase.pb.Filter`) means;
+/// `None` when it lets everything through (an empty filter list).
+pub fn filter_string(bytes: &[u8]) -> Result<Option<Bytes>> {
+    let filter = decode::<WireFilter>(bytes, "Filter")?;
+    Ok(expression(&filter, 0)?.map(|e| Bytes::from(e.to_filter_string())))
+}
+
+fn decode<M: Message + Default>(bytes: &[u8], message: &str) -> Result<M> {
+    M::decode(bytes).map_err(|e| FilterBytesError::Malformed {
+        message: message.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// The last part of a Java class name (`org.apache.hadoop.hbase.filter.PrefixFilter`
+/// -> `PrefixFilter`), whatever package (shaded or not) it comes from.
+fn simple_name(class: &str) -> &str {
+    class.rsplit('.').next().unwrap_or(class)
+}
+
+fn call(name: &'static str, args: Vec<Arg>) -> FilterExpr {
+    FilterExpr::Call(FilterCall::new(Bytes::from_static(name.as_bytes()), args))
+}
+
+fn quoted(bytes: Option<Vec<u8>>) -> Arg {
+    Arg::Quoted(Bytes::from(bytes.unwrap_or_default()))
+}
+
+fn expression(filter: &WireFilter, depth: usize) -> Result<Option<FilterExpr>> {
+    if depth > MAX_DEPTH {
+        return Err(FilterBytesError::Invalid(format!(
+            "filters nest more than {MAX_DEPTH} deep"
+        )));
+    }
+    let class = filter.name.as_deref().unwrap_or_default();
+    let body = filter.serialized_filter.as_deref().unwrap_or_default();
+    let name = simple_name(class);
+    let expr = match name {
+        "FilterList" => return filter_list(decode(body, "FilterList")?, depth),
+        "FilterWrapper" => return wrapped(decode(body, name)?, depth),
+        "SkipFilter" => wrapped(decode(body, name)?, depth)?.map(|e| FilterExpr::Skip(e.into())),
+        "WhileMatchFilter" => {
+            wrapped(decode(body, name)?, depth)?.map(|e| FilterExpr::While(e.into()))
+        }
+        "PrefixFilter" => Some(call(
+            "PrefixFilter",
+            vec![quoted(decode::<OneBytes>(body, name)?.value)],
+        )),
+        "ColumnPrefixFilter" => Some(call(
+            "ColumnPrefixFilter",
+            vec![quoted(decode::<OneBytes>(body, name)?.value)],
+        )),
+        "InclusiveStopFilter" => Some(call(
+            "InclusiveStopFilter",
+            vec![quoted(decode::<OneBytes>(body, name)?.value)],
+        )),
+        "MultipleColumnPrefixFilter" => {
+            let prefixes = decode::<ManyBytes>(body, name)?.values;
+            Some(call(
+                "MultipleColumnPrefixFilter",
+                prefixes.into_iter().map(|p| quoted(Some(p))).collect(),
+            ))
+        }
+        "FirstKeyOnlyFilter" => Some(call("FirstKeyOnlyFilter", Vec::new())),
+        "KeyOnlyFilter" => {
+            let length_as_value = decode::<KeyOnlyFilter>(body, name)?.len_as_val;
+            Some(call(
+                "KeyOnlyFilter",
+                vec![Arg::Boolean(length_as_value.unwrap_or(false))],
+            ))
+        }
+        "ColumnCountGetFilter" => Some(call(
+            "ColumnCountGetFilter",
+            vec![Arg::Integer(required(
+                decode::<OneInteger>(body, name)?.value,
+                name,
+                "limit",
+            )?)],
+        )),
+        "PageFilter" => Some(call(
+            "PageFilter",
+            vec![Arg::Integer(required(
+                decode::<OneInteger>(body, name)?.value,
+                name,
+                "page_size",
+            )?)],
+        )),
+        "ColumnPaginationFilter" => {
+            let p = decode::<ColumnPaginationFilter>(body, name)?;
+            if p.column_offset.is_some() {
+                return Err(FilterBytesError::Unsupported(
+                    "ColumnPaginationFilter with a column offset".into(),
+                ));
+            }
+            Some(call(
+                "ColumnPaginationFilter",
+                vec![
+                    Arg::Integer(required(p.limit.map(i64::from), name, "limit")?),
+                    Arg::Integer(i64::from(p.offset.unwrap_or(0))),
+                ],
+            ))
+        }
+        "ColumnRangeFilter" => {
+            let r = decode::<ColumnRangeFilter>(body, name)?;
+            Some(call(
+                "ColumnRangeFilter",
+                vec![
+                    quoted(r.min_column),
+                    Arg::Boolean(r.min_column_inclusive.unwrap_or(false)),
+                    quoted(r.max_column),
+                    Arg::Boolean(r.max_column_inclusive.unwrap_or(false)),
+                ],
+            ))
+        }
+        "TimestampsFilter" => {
+            let t = decode::<TimestampsFilter>(body, name)?;
+            Some(call(
+                "TimestampsFilter",
+                t.timestamps.into_iter().map(Arg::Integer).collect(),
+            ))
+        }
+        "RowFilter" => Some(comparing("RowFilter", decode(body, name)?)?),
+        "FamilyFilter" => Some(comparing("FamilyFilter", decode(body, name)?)?),
+        "QualifierFilter" => Some(comparing("QualifierFilter", decode(body, name)?)?),
+        "ValueFilter" => Some(comparing("ValueFilter", decode(body, name)?)?),
+        "DependentColumnFilter" => Some(dependent_column(decode(body, name)?)?),
+        "SingleColumnValueFilter" => Some(single_column_value(
+            "SingleColumnValueFilter",
+            decode(body, name)?,
+        )?),
+        "SingleColumnValueExcludeFilter" => {
+            let outer = decode::<SingleColumnValueExcludeFilter>(body, name)?;
+            let inner = outer.single_column_value_filter.ok_or_else(|| {
+                FilterBytesError::Invalid(format!("{name} holds no SingleColumnValueFilter"))
+            })?;
+            Some(single_column_value(
+                "SingleColumnValueExcludeFilter",
+                inner,
+            )?)
+        }
+        "ColumnValueFilter" => {
+            let c = decode::<ColumnValueFilter>(body, name)?;
+            Some(call(
+                "ColumnValueFilter",
+                vec![
+                    quoted(c.family),
+                    quoted(c.qualifier),
+                    Arg::Operator(compare_op(c.compare_op, name)?),
+                    comparator(c.comparator, name)?,
+                ],
+            ))
+        }
+        "" => return Err(FilterBytesError::Invalid("a filter without a name".into())),
+        _ => return Err(FilterBytesError::Unsupported(class.to_owned())),
+    };
+    Ok(expr)
+}
+
+fn required(value: Option<i64>, filter: &str, field: &str) -> Result<i64> {
+    value.ok_or_else(|| FilterBytesError::Invalid(format!("{filter} without its {field}")))
+}
+
+fn wrapped(w: Wrapping, depth: usize) -> Result<Option<FilterExpr>> {
+    let inner = w
+        .filter
+        .ok_or_else(|| FilterBytesError::Invalid("a wrapping filter holds no filter".into()))?;
+    expression(&inner, depth + 1)
+}
+
+/// MUST_PASS_ALL is AND, MUST_PASS_ONE is OR; a list with no filters (or only
+/// filters that let everything through) lets everything through, as in HBase.
+fn filter_list(list: FilterList, depth: usize) -> Result<Option<FilterExpr>> {
+    let all = match list.operator {
+        Some(1) | None => true,
+        Some(2) => false,
+        Some(other) => {
+            return Err(FilterBytesError::Invalid(format!(
+                "FilterList operator {other} (1 = MUST_PASS_ALL, 2 = MUST_PASS_ONE)"
+            )))
+        }
+    };
+    let mut operands = Vec::with_capacity(list.filters.len());
+    for f in &list.filters {
+        match expression(f, depth + 1)? {
+            Some(e) => operands.push(e),
+            // An operand that passes everything: AND ignores it, OR passes all.
+            None if all => {}
+            None => return Ok(None),
+        }
+    }
+    Ok(match operands.len() {
+        0 => None,
+        1 => operands.pop(),
+        _ if all => Some(FilterExpr::And(operands)),
+        _ => Some(FilterExpr::Or(operands)),
+    })
+}
+
+/// HBase's CompareType: LESS, LESS_OR_EQUAL, EQUAL, NOT_EQUAL, GREATER_OR_EQUAL,
+/// GREATER (NO_OP has no filter-language form).
+fn compare_op(op: Option<i32>, filter: &str) -> Result<CompareOp> {
+    match op {
+        Some(0) => Ok(CompareOp::Less),
+        Some(1) => Ok(CompareOp::LessOrEqual),
+        Some(2) => Ok(CompareOp::Equal),
+        Some(3) => Ok(CompareOp::NotEqual),
+        Some(4) => Ok(CompareOp::GreaterOrEqual),
+        Some(5) => Ok(CompareOp::Greater),
+        Some(6) => Err(FilterBytesError::Unsupported(format!(
+            "{filter} with compare operator NO_OP"
+        ))),
+        Some(other) => Err(FilterBytesError::Invalid(format!(
+            "{filter}: compare operator {other} is not one of HBase's"
+        ))),
+        None => Err(FilterBytesError::Invalid(format!(
+            "{filter} without its compare operator"
+        ))),
+    }
+}
+
+fn comparing(name: &'static str, c: Comparing) -> Result<FilterExpr> {
+    let compare = c
+        .compare_filter
+        .ok_or_else(|| FilterBytesError::Invalid(format!("{name} without its comparison")))?;
+    Ok(call(
+        name,
+        vec![
+            Arg::Operator(compare_op(compare.compare_op, name)?),
+            comparator(compare.comparator, name)?,
+        ],
+    ))
+}
+
+fn dependent_column(d: DependentColumnFilter) -> Result<FilterExpr> {
+    const NAME: &str = "DependentColumnFilter";
+    let mut args = vec![
+        quoted(d.column_family),
+        quoted(d.column_qualifier),
+        Arg::Boolean(d.drop_dependent_column.unwrap_or(false)),
+    ];
+    // NO_OP (or no comparator) is the three-argument form: no value check.
+    if let Some(compare) = d.compare_filter {
+        if compare.compare_op != Some(6) && compare.comparator.is_some() {
+            args.push(Arg::Operator(compare_op(compare.compare_op, NAME)?));
+            args.push(comparator(compare.comparator, NAME)?);
+        }
+    }
+    Ok(call(NAME, args))
+}
+
+fn single_column_value(name: &'static str, s: SingleColumnValueFilter) -> Result<FilterExpr> {
+    Ok(call(
+        name,
+        vec![
+            quoted(s.column_family),
+            quoted(s.column_qualifier),
+            Arg::Operator(compare_op(s.compare_op, name)?),
+            comparator(s.comparator, name)?,
+            Arg::Boolean(s.filter_if_missing.unwrap_or(false)),
+            Arg::Boolean(s.latest_version_only.unwrap_or(true)),
+        ],
+    ))
+}
+
+/// A comparator as the filter language's quoted `type:value` argument.
+fn comparator(c: Option<WireComparator>, filter: &str) -> Result<Arg> {
+    let c = c.ok_or_else(|| FilterBytesError::Invalid(format!("{filter} without a comparator")))?;
+    let class = c.name.as_deref().unwrap_or_default();
+    let body = c.serialized_comparator.as_deref().unwrap_or_default();
+    let name = simple_name(class);
+    let (kind, value): (&[u8], Vec<u8>) = match name {
+        "BinaryComparator" => (b"binary", comparable(body, name)?),
+        "BinaryPrefixComparator" => (b"binaryprefix", comparable(body, name)?),
+        "SubstringComparator" => {
+            let s = decode::<SubstringComparator>(body, name)?;
+            (b"substring", s.substr.unwrap_or_default().into_bytes())
+        }
+        "RegexStringComparator" => (b"regexstring", regex_pattern(decode(body, name)?)?),
+        "" => {
+            return Err(FilterBytesError::Invalid(format!(
+                "{filter} has a comparator without a name"
+            )))
+        }
+        _ => return Err(FilterBytesError::Unsupported(class.to_owned())),
+    };
+    let mut spec = kind.to_vec();
+    spec.push(b':');
+    spec.extend_from_slice(&value);
+    Ok(Arg::Quoted(Bytes::from(spec)))
+}
+
+fn comparable(body: &[u8], name: &str) -> Result<Vec<u8>> {
+    Ok(decode::<WithComparable>(body, name)?
+        .comparable
+        .and_then(|c| c.value)
+        .unwrap_or_default())
+}
+
+/// The pattern, with Java's flags other than the filter language's own (DOTALL,
+/// what `regexstring:` compiles with) written as an inline flag group.
+fn regex_pattern(r: RegexStringComparator) -> Result<Vec<u8>> {
+    let flags = r.pattern_flags.unwrap_or(JAVA_DOTALL);
+    if let Some(charset) = r.charset.as_deref() {
+        if !charset.is_empty() && !charset.eq_ignore_ascii_case("UTF-8") {
+            return Err(FilterBytesError::Unsupported(format!(
+                "RegexStringComparator with charset {charset}"
+            )));
+        }
+    }
+    let known =
+        JAVA_CASE_INSENSITIVE | JAVA_COMMENTS | JAVA_MULTILINE | JAVA_DOTALL | JAVA_UNICODE_CASE;
+    if flags & !known != 0 {
+        return Err(FilterBytesError::Unsupported(format!(
+            "RegexStringComparator with pattern flags {flags:#x}"
+        )));
+    }
+    let mut on = String::new();
+    for (flag, letter) in [
+        (JAVA_CASE_INSENSITIVE, 'i'),
+        (JAVA_COMMENTS, 'x'),
+        (JAVA_MULTILINE, 'm'),
+        (JAVA_UNICODE_CASE, 'u'),
+    ] {
+        if flags & flag != 0 {
+            on.push(letter);
+        }
+    }
+    let off = if flags & JAVA_DOTALL == 0 { "-s" } else { "" };
+    let mut pattern = String::new();
+    if !on.is_empty() || !off.is_empty() {
+        pattern = format!("(?{on}{off})");
+    }
+    pattern.push_str(r.pattern.as_deref().unwrap_or_default());
+    Ok(pattern.into_bytes())
+}
+
+/// Filter messages written field by field, as HBase's Java client puts them on the
+/// wire (not with this module's message types), so the tests check the field
+/// numbers too.
+#[cfg(test)]
+mod tests_support {
+    // Messages written field by field, as HBase's Java client puts them on the wire
+    // (not with this module's message types), so the field numbers are checked too.
+
+    pub(super) fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    pub(super) fn bytes_field(tag: u64, value: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(tag << 3 | 2, &mut out);
+        varint(value.len() as u64, &mut out);
+        out.extend_from_slice(value);
+        out
+    }
+
+    pub(super) fn varint_field(tag: u64, value: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(tag << 3, &mut out);
+        varint(value as u64, &mut out);
+        out
+    }
+
+    pub(super) fn filter(class: &str, body: &[u8]) -> Vec<u8> {
+        let name = format!("org.apache.hadoop.hbase.filter.{class}");
+        [bytes_field(1, name.as_bytes()), bytes_field(2, body)].concat()
+    }
+
+    pub(super) fn wire_comparator(class: &str, body: &[u8]) -> Vec<u8> {
+        let name = format!("org.apache.hadoop.hbase.filter.{class}");
+        [bytes_field(1, name.as_bytes()), bytes_field(2, body)].concat()
+    }
+
+    pub(super) fn binary(value: &[u8]) -> Vec<u8> {
+        wire_comparator("BinaryComparator", &bytes_field(1, &bytes_field(1, value)))
+    }
+
+    pub(super) fn list(operator: i64, filters: &[Vec<u8>]) -> Vec<u8> {
+        let mut body = varint_field(1, operator);
+        for f in filters {
+            body.extend(bytes_field(2, f));
+        }
+        filter("FilterList", &body)
+    }
+
+    pub(super) fn prefix(p: &[u8]) -> Vec<u8> {
+        filter("PrefixFilter", &bytes_field(1, p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabula_regionserver::filter::{parse, parse_filter};
+
+    use super::tests_support::*;
+
+    fn translated(bytes: &[u8]) -> String {
+        let f = filter_string(bytes).expect("translates").expect("a filter");
+        parse_filter(&f).expect("the translation compiles");
+        String::from_utf8(f.to_vec()).expect("utf-8")
+    }
+
+    #[test]
+    fn single_filters_become_their_filter_language_calls() {
+        assert_eq!(translated(&prefix(b"row")), "PrefixFilter('row')");
+        let scvf = [
+            bytes_field(1, b"cf"),
+            bytes_field(2, b"q"),
+            varint_field(3, 2),
+            bytes_field(4, &binary(b"it's")),
+            varint_field(5, 1),
+            varint_field(6, 1),
+        ]
+        .concat();
+        assert_eq!(
+            translated(&filter("SingleColumnValueFilter", &scvf)),
+            "SingleColumnValueFilter('cf', 'q', =, 'binary:it''s', true, true)"
+        );
+        let row_filter = filter(
+            "RowFilter",
+            &bytes_field(
+                1,
+                &[varint_field(1, 4), bytes_field(2, &binary(b"m"))].concat(),
+            ),
+        );
+        assert_eq!(translated(&row_filter), "RowFilter(>=, 'binary:m')");
+        assert_eq!(
+            translated(&filter("PageFilter", &varint_field(1, 25))),
+            "PageFilter(25)"
+        );
+        let timestamps = filter("TimestampsFilter", &bytes_field(1, &[5, 7]));
+        assert_eq!(translated(&timestamps), "TimestampsFilter(5, 7)");
+        assert_eq!(
+            translated(&filter("KeyOnlyFilter", &varint_field(1, 0))),
+            "KeyOnlyFilter(false)"
+        );
+        let range = [
+            bytes_field(1, b"a"),
+            varint_field(2, 1),
+            bytes_field(3, b"c"),
+            varint_field(4, 0),
+        ]
+        .concat();
+        assert_eq!(
+            translated(&filter("ColumnRangeFilter", &range)),
+            "ColumnRangeFilter('a', true, 'c', false)"
+        );
+    }
+
+    #[test]
+    fn filter_lists_nest_as_and_or_with_the_grouping_kept() {
+        let inner = list(1, &[prefix(b"a"), filter("FirstKeyOnlyFilter", &[])]);
+        let outer = list(2, &[inner, prefix(b"b")]);
+        let text = translated(&outer);
+        assert_eq!(
+            text,
+            "PrefixFilter('a') AND FirstKeyOnlyFilter() OR PrefixFilter('b')"
+        );
+        let tree = parse(text.as_bytes()).expect("parses");
+        assert!(matches!(&tree, FilterExpr::Or(ops) if matches!(ops[0], FilterExpr::And(_))));
+        let skip = filter("SkipFilter", &bytes_field(1, &prefix(b"x")));
+        assert_eq!(translated(&skip), "SKIP PrefixFilter('x')");
+        let wrapped = filter(
+            "WhileMatchFilter",
+            &bytes_field(1, &list(1, &[prefix(b"x"), prefix(b"y")])),
+        );
+        assert_eq!(
+            translated(&wrapped),
+            "WHILE (PrefixFilter('x') AND PrefixFilter('y'))"
+        );
+    }
+
+    #[test]
+    fn an_empty_list_lets_everything_through() {
+        assert_eq!(filter_string(&list(1, &[])), Ok(None));
+        // OR with an operand that passes everything passes everything; AND drops it.
+        assert_eq!(
+            filter_string(&list(2, &[prefix(b"a"), list(1, &[])])),
+            Ok(None)
+        );
+        assert_eq!(
+            translated(&list(1, &[prefix(b"a"), list(2, &[])])),
+            "PrefixFilter('a')"
+        );
+    }
+
+    #[test]
+    fn regex_flags_other_than_dotall_travel_inline() {
+        let regex = |flags: i64| {
+            let body = [
+                bytes_field(1, b"^ab.c"),
+                varint_field(2, flags),
+                bytes_field(3, b"UTF-8"),
+            ]
+            .concat();
+            let cmp = wire_comparator("RegexStringComparator", &body);
+            let compare = [varint_field(1, 2), bytes_field(2, &cmp)].concat();
+            translated(&filter("ValueFilter", &bytes_field(1, &compare)))
+        };
+        assert_eq!(regex(0x20), "ValueFilter(=, 'regexstring:^ab.c')");
+        assert_eq!(regex(0x22), "ValueFilter(=, 'regexstring:(?i)^ab.c')");
+        assert_eq!(regex(0), "ValueFilter(=, 'regexstring:(?-s)^ab.c')");
+    }
+
+    #[test]
+    fn what_the_filter_language_cannot_say_is_refused_by_name() {
+        let fuzzy = filter("FuzzyRowFilter", &[]);
+        assert!(matches!(
+            filter_string(&fuzzy),
+            Err(FilterBytesError::Unsupported(n)) if n.ends_with("FuzzyRowFilter")
+        ));
+        let long = wire_comparator("LongComparator", &bytes_field(1, &bytes_field(1, &[0; 8])));
+        let compare = [varint_field(1, 2), bytes_field(2, &long)].concat();
+        assert!(matches!(
+            filter_string(&filter("ValueFilter", &bytes_field(1, &compare))),
+            Err(FilterBytesError::Unsupported(n)) if n.ends_with("LongComparator")
+        ));
+        let paged = [varint_field(1, 5), bytes_field(3, b"q")].concat();
+        assert!(matches!(
+            filter_string(&filter("ColumnPaginationFilter", &paged)),
+            Err(FilterBytesError::Unsupported(_))
+        ));
+        let no_op = [varint_field(1, 6), bytes_field(2, &binary(b"x"))].concat();
+        assert!(filter_string(&filter("RowFilter", &bytes_field(1, &no_op))).is_err());
+    }
+
+    #[test]
+    fn garbage_and_bombs_are_errors_not_crashes() {
+        assert!(matches!(
+            filter_string(&[0xff, 0xff, 0xff]),
+            Err(FilterBytesError::Malformed { .. })
+        ));
+        assert!(matches!(
+            filter_string(&bytes_field(2, b"body")),
+            Err(FilterBytesError::Invalid(_))
+        ));
+        let mut nested = prefix(b"a");
+        for _ in 0..40 {
+            nested = list(1, &[nested]);
+        }
+        assert!(matches!(
+            filter_string(&nested),
+            Err(FilterBytesError::Invalid(m)) if m.contains("nest")
+        ));
+        // A wrong wire type inside a filter's body.
+        let bad = filter("PageFilter", &bytes_field(1, b"not a varint"));
+        assert!(matches!(
+            filter_string(&bad),
+            Err(FilterBytesError::Malformed { .. })
+        ));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::tests_support::*;
+    use super::*;
+    use proptest::prelude::*;
+    use tabula_regionserver::filter::{parse, parse_filter};
+
+    /// A filter tree as a Java client builds it, with the expression it must mean.
+    #[derive(Debug, Clone)]
+    enum Tree {
+        Prefix(Vec<u8>),
+        ColumnPrefix(Vec<u8>),
+        Page(i64),
+        Row(i32, Vec<u8>),
+        List(bool, Vec<Tree>),
+        Skip(Box<Tree>),
+        While(Box<Tree>),
+    }
+
+    const OPS: [CompareOp; 6] = [
+        CompareOp::Less,
+        CompareOp::LessOrEqual,
+        CompareOp::Equal,
+        CompareOp::NotEqual,
+        CompareOp::GreaterOrEqual,
+        CompareOp::Greater,
+    ];
+
+    fn tree() -> impl Strategy<Value = Tree> {
+        let bytes = prop::collection::vec(any::<u8>(), 0..6);
+        let leaf = prop_oneof![
+            bytes.clone().prop_map(Tree::Prefix),
+            bytes.clone().prop_map(Tree::ColumnPrefix),
+            (0i64..1000).prop_map(Tree::Page),
+            (0i32..6, bytes).prop_map(|(op, v)| Tree::Row(op, v)),
+            // Empty lists pass everything: how a list holding one means is the
+            // case most worth drawing often.
+            any::<bool>().prop_map(|all| Tree::List(all, Vec::new())),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                (any::<bool>(), prop::collection::vec(inner.clone(), 0..4))
+                    .prop_map(|(all, children)| Tree::List(all, children)),
+                inner.clone().prop_map(|t| Tree::Skip(Box::new(t))),
+                inner.prop_map(|t| Tree::While(Box::new(t))),
+            ]
+        })
+    }
+
+    fn encode(t: &Tree) -> Vec<u8> {
+        match t {
+            Tree::Prefix(p) => filter("PrefixFilter", &bytes_field(1, p)),
+            Tree::ColumnPrefix(p) => filter("ColumnPrefixFilter", &bytes_field(1, p)),
+            Tree::Page(n) => filter("PageFilter", &varint_field(1, *n)),
+            Tree::Row(op, v) => filter(
+                "RowFilter",
+                &bytes_field(
+                    1,
+                    &[varint_field(1, i64::from(*op)), bytes_field(2, &binary(v))].concat(),
+                ),
+            ),
+            Tree::List(all, children) => {
+                let encoded: Vec<Vec<u8>> = children.iter().map(encode).collect();
+                list(if *all { 1 } else { 2 }, &encoded)
+            }
+            Tree::Skip(inner) => filter("SkipFilter", &bytes_field(1, &encode(inner))),
+            Tree::While(inner) => filter("WhileMatchFilter", &bytes_field(1, &encode(inner))),
+        }
+    }
+
+    fn quoted_arg(b: &[u8]) -> Arg {
+        Arg::Quoted(Bytes::copy_from_slice(b))
+    }
+
+    /// What the tree means; `None` lets everything through (HBase's empty list).
+    fn meaning(t: &Tree) -> Option<FilterExpr> {
+        let named = |name: &'static str, args| Some(call(name, args));
+        match t {
+            Tree::Prefix(p) => named("PrefixFilter", vec![quoted_arg(p)]),
+            Tree::ColumnPrefix(p) => named("ColumnPrefixFilter", vec![quoted_arg(p)]),
+            Tree::Page(n) => named("PageFilter", vec![Arg::Integer(*n)]),
+            Tree::Row(op, v) => {
+                let spec = [&b"binary:"[..], v].concat();
+                named(
+                    "RowFilter",
+                    vec![Arg::Operator(OPS[*op as usize]), quoted_arg(&spec)],
+                )
+            }
+            Tree::List(all, children) => {
+                let mut operands = Vec::new();
+                for c in children {
+                    match meaning(c) {
+                        Some(e) => operands.push(e),
+                        None if *all => {}
+                        None => return None,
+                    }
+                }
+                match operands.len() {
+                    0 => None,
+                    1 => operands.pop(),
+                    _ if *all => Some(FilterExpr::And(operands)),
+                    _ => Some(FilterExpr::Or(operands)),
+                }
+            }
+            Tree::Skip(inner) => meaning(inner).map(|e| FilterExpr::Skip(Box::new(e))),
+            Tree::While(inner) => meaning(inner).map(|e| FilterExpr::While(Box::new(e))),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn translations_parse_back_to_what_the_filter_means(t in tree()) {
+            let translated = filter_string(&encode(&t)).expect("translates");
+            let expected = meaning(&t);
+            match (&translated, &expected) {
+                (None, None) => {}
+                (Some(text), Some(e)) => {
+                    prop_assert_eq!(&parse(text).expect("parses"), e);
+                    prop_assert!(parse_filter(text).is_ok());
+                }
+                _ => prop_assert!(false, "{:?} vs {:?}", translated, expected),
+            }
+        }
+    }
+}
