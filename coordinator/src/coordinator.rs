@@ -746,6 +746,12 @@ impl Coordinator {
         // User tablets.
         for t in self.tables() {
             if reopen_live {
+                if let (false, Some(keys)) = (t.enabled, self.stored_plan(&t.name)?) {
+                    // A truncateTable stopped midway: it goes on (as HBase's
+                    // procedure rolls forward); its new tablets open as they are made.
+                    self.finish_truncate(t, &keys)?;
+                    continue;
+                }
                 self.repair_catalog(&t)?;
             }
             if !t.enabled {
@@ -826,18 +832,24 @@ impl Coordinator {
         if self.complete_interrupted_splits(&t.name, &tablets)? > 0 {
             tablets = self.sorted_table_tablets(&t.name)?;
         }
-        let path = plan_path(&t.name);
-        let plan = match self.lock.get(&path)? {
-            Some(v) => Some(
-                decode_split_plan(&v.value).ok_or(CoordError::Corrupt { what: path.clone() })?,
-            ),
-            None => None,
-        };
+        let plan = self.stored_plan(&t.name)?;
         self.fill_tablet_gaps(t, &tablets, plan.as_deref().unwrap_or_default())?;
         if plan.is_some() {
-            self.fenced(Txn::new().delete(path))?;
+            self.fenced(Txn::new().delete(plan_path(&t.name)))?;
         }
         Ok(())
+    }
+
+    /// The split keys a `createTable` or `truncateTable` of table `name` stored
+    /// before making its tablets, if it has not finished.
+    fn stored_plan(&self, name: &[u8]) -> CoordResult<Option<Vec<Bytes>>> {
+        let path = plan_path(name);
+        match self.lock.get(&path)? {
+            Some(v) => Ok(Some(
+                decode_split_plan(&v.value).ok_or(CoordError::Corrupt { what: path })?,
+            )),
+            None => Ok(None),
+        }
     }
 
     /// Table `name`'s catalog rows by start row, and of two with the same start the
@@ -861,15 +873,16 @@ impl Coordinator {
     /// tablet of its own. Only an operation the process did not finish leaves such
     /// a gap: a `createTable` that stored the table's descriptor but not all its
     /// first tablets (the client was never answered, and asking again would only
-    /// hear that the table exists), or a `deleteTable` / `truncateTable` that had
-    /// dropped some of a disabled table's tablets (asking again finishes it). A
-    /// table with a gap cannot take a row in it; with the gap filled, it can, and
-    /// a repeated delete or truncate still empties it. The new tablets are opened
+    /// hear that the table exists), a `truncateTable` that had enabled the table
+    /// but not made all its new tablets, or a `deleteTable` that had dropped some
+    /// of a disabled table's tablets (asking again finishes it). A table with a
+    /// gap cannot take a row in it; with the gap filled, it can, and a repeated
+    /// delete still empties it. The new tablets are opened
     /// with the table's other tablets (enabled tables only). Returns how many were
     /// made.
     /// `tablets` are the table's rows as [`Self::sorted_table_tablets`] reads them;
     /// a gap is cut at the `planned` split keys inside it (those of an unfinished
-    /// `createTable`), so the table gets the tablets its creator asked for.
+    /// `createTable` or `truncateTable`), so the table gets the tablets asked for.
     fn fill_tablet_gaps(
         &self,
         t: &TableDescriptor,
@@ -1179,11 +1192,10 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Removes every tablet of a (disabled) table; returns their boundaries.
-    fn drop_tablets(&self, name: &Bytes) -> CoordResult<Vec<Bytes>> {
+    /// Removes every tablet of a (disabled) table.
+    fn drop_tablets(&self, name: &Bytes) -> CoordResult<()> {
         let tablets = self.table_tablets(name)?;
         let server = self.pick_server()?;
-        let mut splits = Vec::new();
         for loc in &tablets {
             if let Some(s) = self.server(&loc.server) {
                 s.close_tablet(loc.tablet_id)?;
@@ -1192,28 +1204,47 @@ impl Coordinator {
             self.apply_catalog(&delete)?;
             server.destroy_tablet(loc.tablet_id)?;
             fail::fail_point!("drop-tablets-tablet-dropped");
-            if !loc.end_row.is_empty() {
-                splits.push(loc.end_row.clone());
-            }
         }
-        Ok(splits)
+        Ok(())
     }
 
-    /// Empties a disabled table; it comes back enabled.
+    /// Empties a disabled table; it comes back enabled. The split keys its new
+    /// tablets get (the old ones, or none) are stored first: a coordinator that
+    /// restarts before the truncate is done finishes it with them.
     pub fn truncate_table(&self, name: &[u8], preserve_splits: bool) -> CoordResult<()> {
         let _g = self.admin.lock();
-        let mut t = self.table_or_err(name)?;
+        let t = self.table_or_err(name)?;
         if t.enabled {
             return Err(CoordError::TableNotDisabled(shown(&t.name)));
         }
-        let splits = self.drop_tablets(&t.name)?;
+        let keys: Vec<Bytes> = if preserve_splits {
+            let mut ends: Vec<Bytes> = self
+                .table_tablets(&t.name)?
+                .into_iter()
+                .map(|l| l.end_row)
+                .filter(|e| !e.is_empty())
+                .collect();
+            ends.sort();
+            ends.dedup();
+            ends
+        } else {
+            Vec::new()
+        };
+        self.fenced(Txn::new().put(plan_path(&t.name), encode_split_plan(&keys)))?;
+        self.finish_truncate(t, &keys)
+    }
+
+    /// The rest of a truncate whose split keys are stored: drops the table's
+    /// tablets, enables it, makes its new tablets, forgets the plan.
+    fn finish_truncate(&self, mut t: TableDescriptor, keys: &[Bytes]) -> CoordResult<()> {
+        self.drop_tablets(&t.name)?;
         let schema = t
             .schema()
             .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
         t.enabled = true;
         self.store_table(&t)?;
-        let keys = if preserve_splits { splits } else { Vec::new() };
-        self.create_tablets(&t, &schema, &keys)
+        self.create_tablets(&t, &schema, keys)?;
+        self.fenced(Txn::new().delete(plan_path(&t.name)))
     }
 
     /// Enables a disabled table (opens its tablets).
