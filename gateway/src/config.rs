@@ -31,6 +31,9 @@ pub struct Settings {
     /// processes call. Published in etcd, so port 0 (any free port) works; on
     /// several machines give an address the others can reach.
     pub rpc_listen: String,
+    /// Where `GET /metrics` (Prometheus text format) is served; empty disables
+    /// it. Port 0 picks a free port, printed in the ready line as `metrics=`.
+    pub metrics_listen: String,
     /// Thrift1 (`Hbase`) listen address.
     pub listen: String,
     /// Thrift2 (`THBaseService`) listen address; empty disables Thrift2.
@@ -72,6 +75,7 @@ impl Default for Settings {
             etcd_namespace: String::new(),
             standby: false,
             rpc_listen: "127.0.0.1:0".into(),
+            metrics_listen: "127.0.0.1:0".into(),
             listen: "127.0.0.1:9090".into(),
             thrift2_listen: "127.0.0.1:9091".into(),
             max_frame_size: 64 << 20,
@@ -110,6 +114,7 @@ pub struct Overrides {
     pub etcd_endpoints: Option<String>,
     pub listen: Option<String>,
     pub thrift2_listen: Option<String>,
+    pub metrics_listen: Option<String>,
 }
 
 /// Setting names, as they appear in files and (upper-cased, `TABULA_` prefixed) in
@@ -120,6 +125,7 @@ const KEYS: &[&str] = &[
     "etcd_namespace",
     "standby",
     "rpc_listen",
+    "metrics_listen",
     "listen",
     "thrift2_listen",
     "max_frame_size",
@@ -180,6 +186,9 @@ impl Settings {
         }
         if let Some(l) = &overrides.thrift2_listen {
             s.thrift2_listen = l.clone();
+        }
+        if let Some(l) = &overrides.metrics_listen {
+            s.metrics_listen = l.clone();
         }
         s.validate()?;
         Ok(s)

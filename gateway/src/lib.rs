@@ -11,6 +11,7 @@ pub mod config;
 pub mod crash_points;
 pub mod gateway_process;
 pub mod membership;
+pub mod metrics;
 pub mod null_backend;
 pub mod regionserver_process;
 pub mod serve;

@@ -43,6 +43,9 @@ enum Command {
         /// Thrift2 listen address (default 127.0.0.1:9091).
         #[arg(long)]
         thrift2_listen: Option<String>,
+        /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
+        #[arg(long)]
+        metrics_listen: Option<String>,
         /// Measurement mode: serve the Thrift APIs over a backend that stores
         /// nothing (writes succeed and are dropped, reads return a fixed value), to
         /// measure what the RPC path alone costs.
@@ -68,6 +71,9 @@ enum Command {
         /// Address of the regionserver's RPC (gRPC) port.
         #[arg(long, default_value = "127.0.0.1:16020")]
         listen: String,
+        /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
+        #[arg(long)]
+        metrics_listen: Option<String>,
     },
     /// Run a Thrift gateway alone, for a cluster of several processes: it follows the
     /// cluster through etcd (`--etcd-endpoints`), sends rows straight to the
@@ -85,6 +91,9 @@ enum Command {
         /// Thrift2 listen address (default 127.0.0.1:9091).
         #[arg(long)]
         thrift2_listen: Option<String>,
+        /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
+        #[arg(long)]
+        metrics_listen: Option<String>,
     },
     /// Load a running server with the Bigtable paper's or YCSB's workloads and report
     /// throughput, latency percentiles and the server's memory and CPU.
@@ -175,6 +184,11 @@ where
     })
 }
 
+/// The ready line's ` metrics=<addr>` when metrics are served.
+fn metrics_field(addr: Option<std::net::SocketAddr>) -> String {
+    addr.map(|a| format!(" metrics={a}")).unwrap_or_default()
+}
+
 /// The exit status of a start-up error.
 fn start_failed(e: &tabula_gateway::serve::ServeError) -> ExitCode {
     tracing::error!(error = %e, "start-up failed");
@@ -203,6 +217,7 @@ fn main() -> ExitCode {
             etcd_endpoints,
             listen,
             thrift2_listen,
+            metrics_listen,
             null_backend,
             null_value_size,
         } => {
@@ -215,6 +230,7 @@ fn main() -> ExitCode {
                 etcd_endpoints,
                 listen,
                 thrift2_listen,
+                metrics_listen,
             };
             run_process(
                 config.as_deref(),
@@ -228,8 +244,10 @@ fn main() -> ExitCode {
                 },
                 |r| {
                     format!(
-                        "tabula ready thrift1={} thrift2={}",
-                        r.thrift1_addr, r.thrift2_addr
+                        "tabula ready thrift1={} thrift2={}{}",
+                        r.thrift1_addr,
+                        r.thrift2_addr,
+                        metrics_field(r.metrics_addr)
                     )
                 },
                 |r, shutdown| r.run(shutdown),
@@ -240,12 +258,14 @@ fn main() -> ExitCode {
             data_dir,
             etcd_endpoints,
             listen,
+            metrics_listen,
         } => {
             let overrides = Overrides {
                 data_dir,
                 etcd_endpoints,
                 listen: Some(listen),
                 thrift2_listen: None,
+                metrics_listen,
             };
             run_process(
                 config.as_deref(),
@@ -253,8 +273,10 @@ fn main() -> ExitCode {
                 |settings| async move { tabula_gateway::regionserver_process::start(&settings).await },
                 |r| {
                     format!(
-                        "tabula regionserver ready rpc={} name={}",
-                        r.rpc_addr, r.name
+                        "tabula regionserver ready rpc={} name={}{}",
+                        r.rpc_addr,
+                        r.name,
+                        metrics_field(r.metrics_addr)
                     )
                 },
                 |r, shutdown| r.run(shutdown),
@@ -265,12 +287,14 @@ fn main() -> ExitCode {
             etcd_endpoints,
             listen,
             thrift2_listen,
+            metrics_listen,
         } => {
             let overrides = Overrides {
                 data_dir: None,
                 etcd_endpoints,
                 listen,
                 thrift2_listen,
+                metrics_listen,
             };
             run_process(
                 config.as_deref(),
@@ -278,8 +302,10 @@ fn main() -> ExitCode {
                 |settings| async move { tabula_gateway::gateway_process::start(&settings).await },
                 |r| {
                     format!(
-                        "tabula gateway ready thrift1={} thrift2={}",
-                        r.thrift1_addr, r.thrift2_addr
+                        "tabula gateway ready thrift1={} thrift2={}{}",
+                        r.thrift1_addr,
+                        r.thrift2_addr,
+                        metrics_field(r.metrics_addr)
                     )
                 },
                 |r, shutdown| r.run(shutdown),

@@ -52,6 +52,9 @@ pub fn registered_address(value: &[u8]) -> Option<&str> {
 pub struct RunningRegionServer {
     pub rpc_addr: SocketAddr,
     pub name: String,
+    /// Where `GET /metrics` is served, unless `metrics_listen` is empty.
+    pub metrics_addr: Option<SocketAddr>,
+    metrics: Option<crate::metrics::http::MetricsServer>,
     listener: TcpListener,
     regionserver: Arc<RegionServer>,
     lock: Arc<dyn LockService>,
@@ -115,6 +118,7 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
     } else {
         settings.server_name.clone()
     };
+    let metrics_listen = settings.metrics_listen.clone();
     let settings = settings.clone();
     let (lock, session, token, regionserver) = {
         let name = name.clone();
@@ -136,9 +140,19 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
         Arc::clone(&regionserver),
         Arc::clone(&stop_background),
     ));
+    let metrics = crate::serve::start_metrics(
+        &metrics_listen,
+        crate::metrics::Sources {
+            regionserver: Some(Arc::clone(&regionserver)),
+            ..crate::metrics::Sources::default()
+        },
+    )
+    .await?;
     Ok(RunningRegionServer {
         rpc_addr,
         name,
+        metrics_addr: metrics.as_ref().map(|m| m.addr()),
+        metrics,
         listener,
         regionserver,
         lock,
@@ -287,6 +301,9 @@ impl RunningRegionServer {
             .await
             .map_err(|e| ServeError::Shutdown(format!("the RPC server failed: {e}")))?;
         tracing::info!("RPC stopped; flushing tablets");
+        if let Some(metrics) = self.metrics {
+            metrics.stop().await;
+        }
         self.stop_background.store(true, Ordering::Release);
         for h in self.background {
             let _ = h.join();

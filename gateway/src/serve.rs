@@ -21,6 +21,8 @@ use tokio::net::TcpListener;
 use crate::backend::Backend;
 use crate::cluster::ClusterBackend;
 use crate::config::Settings;
+use crate::metrics::http::MetricsServer;
+use crate::metrics::Sources;
 use crate::null_backend::NullBackend;
 use crate::server::{ServerOptions, ThriftServer};
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
@@ -49,8 +51,11 @@ pub enum ServeError {
 pub struct Running {
     pub thrift1_addr: SocketAddr,
     pub thrift2_addr: SocketAddr,
+    /// Where `GET /metrics` is served, unless `metrics_listen` is empty.
+    pub metrics_addr: Option<SocketAddr>,
     thrift1: ThriftServer,
     thrift2: ThriftServer,
+    metrics: Option<MetricsServer>,
     /// The database behind the gateways; `None` in null-backend mode.
     system: Option<System>,
 }
@@ -130,6 +135,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         true => Some(bind(&settings.rpc_listen).await?),
         false => None,
     };
+    let settings_metrics = settings.metrics_listen.clone();
     let settings = settings.clone();
     let name = if settings.server_name.is_empty() {
         thrift1_addr.to_string()
@@ -208,6 +214,15 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         server_opts,
     );
 
+    let metrics = start_metrics(
+        &settings_metrics,
+        Sources {
+            gateways: gateway_stats(&thrift1, &thrift2),
+            regionserver: Some(Arc::clone(&regionserver)),
+            coordinator: Some(Arc::clone(&coordinator)),
+        },
+    )
+    .await?;
     let rpc = rpc_listener.map(|(listener, addr)| {
         tracing::info!(%addr, "RPC (admin and tablet services) listening");
         serve_rpc(
@@ -243,8 +258,10 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     Ok(Running {
         thrift1_addr,
         thrift2_addr,
+        metrics_addr: metrics.as_ref().map(MetricsServer::addr),
         thrift1,
         thrift2,
+        metrics,
         system: Some(System {
             coordinator,
             regionserver,
@@ -354,13 +371,48 @@ pub(crate) async fn start_gateways(
         lease,
         server_options(settings),
     );
+    let metrics = start_metrics(
+        &settings.metrics_listen,
+        Sources {
+            gateways: gateway_stats(&thrift1, &thrift2),
+            ..Sources::default()
+        },
+    )
+    .await?;
     Ok(Running {
         thrift1_addr,
         thrift2_addr,
+        metrics_addr: metrics.as_ref().map(MetricsServer::addr),
         thrift1,
         thrift2,
+        metrics,
         system: None,
     })
+}
+
+/// The counters of the two Thrift servers, for metrics.
+fn gateway_stats(
+    thrift1: &ThriftServer,
+    thrift2: &ThriftServer,
+) -> Vec<(&'static str, Arc<crate::server::ServerStats>)> {
+    vec![("thrift1", thrift1.stats()), ("thrift2", thrift2.stats())]
+}
+
+/// Serves `sources` at `listen` (`GET /metrics`); `None` when `listen` is empty.
+pub(crate) async fn start_metrics(
+    listen: &str,
+    sources: Sources,
+) -> Result<Option<MetricsServer>, ServeError> {
+    if listen.is_empty() {
+        return Ok(None);
+    }
+    let (listener, _) = bind(listen).await?;
+    MetricsServer::start(listener, sources)
+        .map(Some)
+        .map_err(|source| ServeError::Listen {
+            addr: listen.to_owned(),
+            source,
+        })
 }
 
 impl Running {
@@ -378,6 +430,9 @@ impl Running {
             self.thrift1.run(shutdown),
             self.thrift2.run(std::future::pending::<()>())
         );
+        if let Some(metrics) = self.metrics {
+            metrics.stop().await;
+        }
         tracing::info!(
             aborted = report1.connections_aborted + report2.connections_aborted,
             "gateways stopped; flushing tablets"

@@ -332,6 +332,11 @@ impl Engine {
         self.shared.log.fsync_count()
     }
 
+    /// The commit log's counters (segments, bytes, fsyncs), for metrics.
+    pub fn log_stats(&self) -> crate::log::LogStats {
+        self.shared.log.stats()
+    }
+
     /// The settings the engine runs with.
     pub fn options(&self) -> &EngineOptions {
         &self.shared.opts
