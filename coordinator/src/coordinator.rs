@@ -25,7 +25,8 @@ use crate::catalog::{
 };
 use crate::directory::{
     self, CoordinatorAddress, CLUSTER_ID_FILE, COORDINATOR_LOCK, NAMESPACES_PREFIX,
-    PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, SPLIT_PLANS_PREFIX, TABLES_PREFIX,
+    DELETING_PREFIX, PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, SPLIT_PLANS_PREFIX,
+    TABLES_PREFIX,
 };
 use crate::lock::{LockError, LockService, LockToken, SessionId, Txn, TxnOutcome, Versioned};
 use crate::tables::{
@@ -232,6 +233,10 @@ fn cut_at(gaps: Vec<(Bytes, Bytes)>, keys: &[Bytes]) -> Vec<(Bytes, Bytes)> {
 
 fn plan_path(name: &[u8]) -> String {
     format!("{SPLIT_PLANS_PREFIX}{}", shown(name))
+}
+
+fn deleting_path(name: &[u8]) -> String {
+    format!("{DELETING_PREFIX}{}", shown(name))
 }
 
 impl Coordinator {
@@ -746,6 +751,11 @@ impl Coordinator {
         // User tablets.
         for t in self.tables() {
             if reopen_live {
+                if self.lock.get(&deleting_path(&t.name))?.is_some() {
+                    // A deleteTable stopped midway goes on, like a truncate.
+                    self.finish_delete(&t)?;
+                    continue;
+                }
                 if let (false, Some(keys)) = (t.enabled, self.stored_plan(&t.name)?) {
                     // A truncateTable stopped midway: it goes on (as HBase's
                     // procedure rolls forward); its new tablets open as they are made.
@@ -873,11 +883,9 @@ impl Coordinator {
     /// tablet of its own. Only an operation the process did not finish leaves such
     /// a gap: a `createTable` that stored the table's descriptor but not all its
     /// first tablets (the client was never answered, and asking again would only
-    /// hear that the table exists), a `truncateTable` that had enabled the table
-    /// but not made all its new tablets, or a `deleteTable` that had dropped some
-    /// of a disabled table's tablets (asking again finishes it). A table with a
-    /// gap cannot take a row in it; with the gap filled, it can, and a repeated
-    /// delete still empties it. The new tablets are opened
+    /// hear that the table exists), or a `truncateTable` that had enabled the
+    /// table but not made all its new tablets. A table with a gap cannot take a
+    /// row in it; with the gap filled, it can. The new tablets are opened
     /// with the table's other tablets (enabled tables only). Returns how many were
     /// made.
     /// `tablets` are the table's rows as [`Self::sorted_table_tablets`] reads them;
@@ -1171,18 +1179,28 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Deletes a disabled table: its catalog rows, files and descriptor.
+    /// Deletes a disabled table: its catalog rows, files and descriptor. The intent
+    /// is stored first: a coordinator that restarts before the delete is done
+    /// finishes it.
     pub fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
         let _g = self.admin.lock();
         let t = self.table_or_err(name)?;
         if t.enabled {
             return Err(CoordError::TableNotDisabled(shown(&t.name)));
         }
+        self.fenced(Txn::new().put(deleting_path(&t.name), Vec::new()))?;
+        self.finish_delete(&t)
+    }
+
+    /// The rest of a delete whose intent is stored: drops the table's tablets,
+    /// then its descriptor, any plan and the intent in one write.
+    fn finish_delete(&self, t: &TableDescriptor) -> CoordResult<()> {
         self.drop_tablets(&t.name)?;
         self.fenced(
             Txn::new()
                 .delete(table_path(&t.name))
-                .delete(plan_path(&t.name)),
+                .delete(plan_path(&t.name))
+                .delete(deleting_path(&t.name)),
         )?;
         self.tables.rcu(|tables| {
             let mut tables = BTreeMap::clone(tables);

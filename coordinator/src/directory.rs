@@ -23,9 +23,11 @@ pub const COORDINATOR_LOCK: &str = "/tabula/coordinator";
 pub const ROOT_FILE: &str = "/tabula/root";
 /// One file per user table: its descriptor.
 pub const TABLES_PREFIX: &str = "/tabula/tables/";
-/// One file per table whose `createTable` has not finished: its planned split
-/// keys.
+/// One file per table whose `createTable` or `truncateTable` has not finished:
+/// the split keys of its new tablets.
 pub const SPLIT_PLANS_PREFIX: &str = "/tabula/creating/";
+/// One file per table whose `deleteTable` has not finished (empty).
+pub const DELETING_PREFIX: &str = "/tabula/deleting/";
 /// One file per namespace: its descriptor.
 pub const NAMESPACES_PREFIX: &str = "/tabula/namespaces/";
 /// The cluster's id.
