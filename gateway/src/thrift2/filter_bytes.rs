@@ -5,10 +5,13 @@
 //!
 //! Owns: decoding those messages (their field numbers are HBase's wire contract)
 //! and mapping each filter and comparator onto the filter-language expression that
-//! means the same. A filter or comparator the filter language has no word for
-//! (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter; the long,
-//! bit, null and decimal comparators), or an option it cannot say (a column offset
-//! of ColumnPaginationFilter), is refused with a message naming it, never dropped.
+//! means the same, including the filters only Tabula's filter language names
+//! (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter; their
+//! argument forms are the regionserver's `filter::compile`'s). A comparator the
+//! filter language has no word for (the long, bit, null, decimal and component
+//! comparators), or an option it cannot say (a column offset of
+//! ColumnPaginationFilter, a NO_OP comparison), is refused with a message naming it,
+//! never dropped.
 //! Must not: run filters; the regionservers compile and run the string.
 
 use bytes::Bytes;
@@ -184,6 +187,47 @@ struct TimestampsFilter {
     timestamps: Vec<i64>,
 }
 
+/// `hbase.pb.RowRange`: an empty or missing row leaves that end open; a missing
+/// inclusive flag reads as false (the message's default).
+#[derive(Clone, PartialEq, Message)]
+struct RowRange {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    start_row: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "2")]
+    start_row_inclusive: Option<bool>,
+    #[prost(bytes = "vec", optional, tag = "3")]
+    stop_row: Option<Vec<u8>>,
+    #[prost(bool, optional, tag = "4")]
+    stop_row_inclusive: Option<bool>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct MultiRowRangeFilter {
+    #[prost(message, repeated, tag = "1")]
+    row_range_list: Vec<RowRange>,
+}
+
+/// `hbase.pb.BytesBytesPair`: for FuzzyRowFilter, a fuzzy key and its mask.
+#[derive(Clone, PartialEq, Message)]
+struct BytesBytesPair {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    first: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    second: Option<Vec<u8>>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct FuzzyRowFilter {
+    #[prost(message, repeated, tag = "1")]
+    fuzzy_keys_data: Vec<BytesBytesPair>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RandomRowFilter {
+    #[prost(float, optional, tag = "1")]
+    chance: Option<f32>,
+}
+
 /// The comparators that carry a `ByteArrayComparable` as field 1.
 #[derive(Clone, PartialEq, Message)]
 struct WithComparable {
@@ -278,6 +322,20 @@ fn expression(filter: &WireFilter, depth: usize) -> Result<Option<FilterExpr>> {
             ))
         }
         "FirstKeyOnlyFilter" => Some(call("FirstKeyOnlyFilter", Vec::new())),
+        "FilterAllFilter" => Some(call("FilterAllFilter", Vec::new())),
+        "MultiRowRangeFilter" => Some(multi_row_range(decode(body, name)?)?),
+        "FuzzyRowFilter" => Some(fuzzy_row(decode(body, name)?)?),
+        "RandomRowFilter" => {
+            let chance = decode::<RandomRowFilter>(body, name)?
+                .chance
+                .ok_or_else(|| {
+                    FilterBytesError::Invalid("RandomRowFilter without its chance".into())
+                })?;
+            Some(call(
+                "RandomRowFilter",
+                vec![Arg::Quoted(Bytes::from(chance_text(chance)))],
+            ))
+        }
         "KeyOnlyFilter" => {
             let length_as_value = decode::<KeyOnlyFilter>(body, name)?.len_as_val;
             Some(call(
@@ -370,6 +428,91 @@ fn expression(filter: &WireFilter, depth: usize) -> Result<Option<FilterExpr>> {
         _ => return Err(FilterBytesError::Unsupported(class.to_owned())),
     };
     Ok(expr)
+}
+
+/// One group of four arguments per range. Ranges whose start sorts after their stop
+/// are left for the filter language to refuse, naming the rule.
+fn multi_row_range(m: MultiRowRangeFilter) -> Result<FilterExpr> {
+    if m.row_range_list.is_empty() {
+        return Err(FilterBytesError::Invalid(
+            "MultiRowRangeFilter without row ranges".into(),
+        ));
+    }
+    let args = m
+        .row_range_list
+        .into_iter()
+        .flat_map(|r| {
+            [
+                quoted(r.start_row),
+                Arg::Boolean(r.start_row_inclusive.unwrap_or(false)),
+                quoted(r.stop_row),
+                Arg::Boolean(r.stop_row_inclusive.unwrap_or(false)),
+            ]
+        })
+        .collect();
+    Ok(call("MultiRowRangeFilter", args))
+}
+
+/// One (key, mask) pair per fuzzy key, the mask rewritten as the filter language's
+/// digits. HBase takes an empty list (and returns no rows); the filter language
+/// refuses a fuzzy filter that can match nothing, and so does this.
+fn fuzzy_row(f: FuzzyRowFilter) -> Result<FilterExpr> {
+    if f.fuzzy_keys_data.is_empty() {
+        return Err(FilterBytesError::Invalid(
+            "FuzzyRowFilter without fuzzy keys".into(),
+        ));
+    }
+    let mut args = Vec::with_capacity(f.fuzzy_keys_data.len() * 2);
+    for pair in f.fuzzy_keys_data {
+        let (Some(key), Some(mask)) = (pair.first, pair.second) else {
+            return Err(FilterBytesError::Invalid(
+                "FuzzyRowFilter with a fuzzy key or mask missing".into(),
+            ));
+        };
+        if key.len() != mask.len() {
+            return Err(FilterBytesError::Invalid(
+                "FuzzyRowFilter: a fuzzy key and its mask differ in length".into(),
+            ));
+        }
+        args.push(quoted(Some(key)));
+        args.push(Arg::Quoted(Bytes::from(fuzzy_mask(&mask)?)));
+    }
+    Ok(call("FuzzyRowFilter", args))
+}
+
+/// A FuzzyRowFilter mask as HBase's Java client sends it, as the filter language's
+/// digits ('0' = the byte must match, '1' = any byte). The client's public mask says
+/// 0 for a fixed byte and 1 for a free one, but its constructor rewrites the mask
+/// before the filter is serialized (on every platform with unaligned memory access,
+/// i.e. all usual ones) into 0xff for a fixed byte and 0x02 for a free one. HBase's
+/// server reads either form, a byte at a time (0x00 and 0xff fixed, 0x01 and 0x02
+/// free), and so does this; any other byte value is refused.
+fn fuzzy_mask(mask: &[u8]) -> Result<Vec<u8>> {
+    mask.iter()
+        .map(|byte| match byte {
+            0x00 | 0xff => Ok(b'0'),
+            0x01 | 0x02 => Ok(b'1'),
+            other => Err(FilterBytesError::Invalid(format!(
+                "FuzzyRowFilter mask byte {other:#04x} (expected 0x00 or 0xff for a fixed \
+                 byte, 0x01 or 0x02 for any byte)"
+            ))),
+        })
+        .collect()
+}
+
+/// The chance as the filter language's quoted decimal. A row passes when a draw in
+/// [0, 1) is below the chance, so anything at or below 0 (and NaN, which no draw is
+/// below) passes no row and anything at or above 1 passes every row; finite values
+/// between print exactly (Rust prints the shortest decimal that reads back as the
+/// same float).
+fn chance_text(chance: f32) -> String {
+    if chance.is_nan() || chance <= 0.0 {
+        "0".to_owned()
+    } else if chance >= 1.0 {
+        "1".to_owned()
+    } else {
+        chance.to_string()
+    }
 }
 
 fn required(value: Option<i64>, filter: &str, field: &str) -> Result<i64> {
@@ -581,6 +724,68 @@ mod tests_support {
         out
     }
 
+    /// A `float` field: wire type 5, four little-endian bytes.
+    pub(super) fn float_field(tag: u64, value: f32) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(tag << 3 | 5, &mut out);
+        out.extend_from_slice(&value.to_le_bytes());
+        out
+    }
+
+    /// An `hbase.pb.RowRange`; `None` leaves a field out.
+    pub(super) fn row_range(
+        start: Option<&[u8]>,
+        start_inclusive: Option<bool>,
+        stop: Option<&[u8]>,
+        stop_inclusive: Option<bool>,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(start) = start {
+            out.extend(bytes_field(1, start));
+        }
+        if let Some(inclusive) = start_inclusive {
+            out.extend(varint_field(2, i64::from(inclusive)));
+        }
+        if let Some(stop) = stop {
+            out.extend(bytes_field(3, stop));
+        }
+        if let Some(inclusive) = stop_inclusive {
+            out.extend(varint_field(4, i64::from(inclusive)));
+        }
+        out
+    }
+
+    pub(super) fn row_ranges_filter(ranges: &[Vec<u8>]) -> Vec<u8> {
+        let body: Vec<u8> = ranges.iter().flat_map(|r| bytes_field(1, r)).collect();
+        filter("MultiRowRangeFilter", &body)
+    }
+
+    /// A FuzzyRowFilter of (key, mask) pairs, the masks as given (wire form).
+    pub(super) fn fuzzy_filter(pairs: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let body: Vec<u8> = pairs
+            .iter()
+            .flat_map(|(key, mask)| {
+                bytes_field(1, &[bytes_field(1, key), bytes_field(2, mask)].concat())
+            })
+            .collect();
+        filter("FuzzyRowFilter", &body)
+    }
+
+    /// A public-convention mask (0 = fixed, 1 = any) as HBase's Java client serializes
+    /// it: fixed bytes 0xff, free bytes 0x02, and the key's free bytes zeroed.
+    pub(super) fn java_fuzzy_pair(key: &[u8], public_mask: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let key = key
+            .iter()
+            .zip(public_mask)
+            .map(|(k, m)| if *m == 0 { *k } else { 0 })
+            .collect();
+        let mask = public_mask
+            .iter()
+            .map(|m| if *m == 0 { 0xff } else { 0x02 })
+            .collect();
+        (key, mask)
+    }
+
     pub(super) fn filter(class: &str, body: &[u8]) -> Vec<u8> {
         let name = format!("org.apache.hadoop.hbase.filter.{class}");
         [bytes_field(1, name.as_bytes()), bytes_field(2, body)].concat()
@@ -723,12 +928,140 @@ mod tests {
         assert_eq!(regex(0), "ValueFilter(=, 'regexstring:(?-s)^ab.c')");
     }
 
+    /// The rows of `rows` the translated filter lets through, judged by row key the way
+    /// a scan does (in the order given).
+    fn passing_rows(bytes: &[u8], rows: &[&[u8]]) -> Vec<Vec<u8>> {
+        use tabula_storage::RowVerdict;
+        let text = filter_string(bytes).expect("translates").expect("a filter");
+        let mut f = parse_filter(&text).expect("the translation compiles");
+        let mut passed = Vec::new();
+        for row in rows {
+            if f.filter_all_remaining() {
+                break;
+            }
+            f.reset();
+            if f.filter_row_key(row) == RowVerdict::Include {
+                passed.push(row.to_vec());
+            }
+        }
+        passed
+    }
+
+    #[test]
+    fn filter_all_filter_translates() {
+        assert_eq!(
+            translated(&filter("FilterAllFilter", &[])),
+            "FilterAllFilter()"
+        );
+        assert!(passing_rows(&filter("FilterAllFilter", &[]), &[b"a", b"b"]).is_empty());
+    }
+
+    #[test]
+    fn multi_row_range_translates_range_by_range() {
+        let ranges = [
+            row_range(Some(b"a"), Some(true), Some(b"c"), Some(false)),
+            // Missing flags read as false; a missing stop leaves the range open.
+            row_range(Some(b"x"), None, None, None),
+        ];
+        let bytes = row_ranges_filter(&ranges);
+        assert_eq!(
+            translated(&bytes),
+            "MultiRowRangeFilter('a', true, 'c', false, 'x', false, '', false)"
+        );
+        let rows: [&[u8]; 6] = [b"a", b"b", b"c", b"x", b"xa", b"z"];
+        assert_eq!(
+            passing_rows(&bytes, &rows),
+            vec![b"a".to_vec(), b"b".to_vec(), b"xa".to_vec(), b"z".to_vec()]
+        );
+        // No ranges is an error in HBase too; an inverted range is refused when the
+        // translation is compiled, naming the rule.
+        assert!(matches!(
+            filter_string(&row_ranges_filter(&[])),
+            Err(FilterBytesError::Invalid(m)) if m.contains("MultiRowRangeFilter")
+        ));
+        let inverted =
+            row_ranges_filter(&[row_range(Some(b"b"), Some(true), Some(b"a"), Some(true))]);
+        let text = filter_string(&inverted)
+            .expect("translates")
+            .expect("a filter");
+        let error = parse_filter(&text).err().expect("refused").to_string();
+        assert!(error.contains("MultiRowRangeFilter"), "{error}");
+    }
+
+    #[test]
+    fn fuzzy_masks_travel_in_either_wire_form_and_mean_the_public_mask() {
+        // The key "??_9" with the public mask 1100, as the Java client sends it.
+        let (key, mask) = java_fuzzy_pair(b"ab_9", &[1, 1, 0, 0]);
+        assert_eq!(mask, vec![0x02, 0x02, 0xff, 0xff]);
+        let java = fuzzy_filter(&[(&key, &mask)]);
+        assert_eq!(translated(&java), "FuzzyRowFilter('\0\0_9', '1100')");
+        // The public form, as a client without the rewrite sends it, means the same.
+        let public = fuzzy_filter(&[(b"ab_9", &[1, 1, 0, 0])]);
+        assert_eq!(translated(&public), "FuzzyRowFilter('ab_9', '1100')");
+        let rows: [&[u8]; 5] = [b"xy_9", b"xy_9zz", b"xy-9", b"zz_8", b"q"];
+        let expected = vec![b"xy_9".to_vec(), b"xy_9zz".to_vec(), b"q".to_vec()];
+        assert_eq!(passing_rows(&java, &rows), expected);
+        assert_eq!(passing_rows(&public, &rows), expected);
+        // Several keys: a row matching any passes.
+        let two = fuzzy_filter(&[(b"a?", &[0xff, 0x02]), (b"?b", &[0x01, 0x00])]);
+        assert_eq!(translated(&two), "FuzzyRowFilter('a?', '01', '?b', '10')");
+        let rows: [&[u8]; 4] = [b"ax", b"xb", b"xx", b"bb"];
+        assert_eq!(
+            passing_rows(&two, &rows),
+            vec![b"ax".to_vec(), b"xb".to_vec(), b"bb".to_vec()]
+        );
+    }
+
+    #[test]
+    fn fuzzy_filters_that_cannot_be_read_are_refused() {
+        let odd_byte = fuzzy_filter(&[(b"ab", &[0x00, 0x05])]);
+        assert!(matches!(
+            filter_string(&odd_byte),
+            Err(FilterBytesError::Invalid(m)) if m.contains("0x05")
+        ));
+        let short_mask = fuzzy_filter(&[(b"ab", &[0x00])]);
+        assert!(matches!(
+            filter_string(&short_mask),
+            Err(FilterBytesError::Invalid(m)) if m.contains("length")
+        ));
+        let no_mask = filter("FuzzyRowFilter", &bytes_field(1, &bytes_field(1, b"ab")));
+        assert!(matches!(
+            filter_string(&no_mask),
+            Err(FilterBytesError::Invalid(_))
+        ));
+        assert!(matches!(
+            filter_string(&filter("FuzzyRowFilter", &[])),
+            Err(FilterBytesError::Invalid(m)) if m.contains("FuzzyRowFilter")
+        ));
+    }
+
+    #[test]
+    fn random_row_filter_chance_travels_as_a_quoted_decimal() {
+        let random = |chance: f32| filter("RandomRowFilter", &float_field(1, chance));
+        assert_eq!(translated(&random(0.25)), "RandomRowFilter('0.25')");
+        assert_eq!(translated(&random(0.1)), "RandomRowFilter('0.1')");
+        assert_eq!(translated(&random(1e-7)), "RandomRowFilter('0.0000001')");
+        // Out of [0, 1] (and NaN) the chance means "no row" or "every row".
+        assert_eq!(translated(&random(-3.0)), "RandomRowFilter('0')");
+        assert_eq!(translated(&random(f32::NAN)), "RandomRowFilter('0')");
+        assert_eq!(translated(&random(7.5)), "RandomRowFilter('1')");
+        assert_eq!(translated(&random(f32::INFINITY)), "RandomRowFilter('1')");
+        let rows: [&[u8]; 3] = [b"a", b"b", b"c"];
+        assert!(passing_rows(&random(0.0), &rows).is_empty());
+        assert_eq!(passing_rows(&random(1.0), &rows).len(), 3);
+        assert!(matches!(
+            filter_string(&filter("RandomRowFilter", &[])),
+            Err(FilterBytesError::Invalid(m)) if m.contains("chance")
+        ));
+    }
+
     #[test]
     fn what_the_filter_language_cannot_say_is_refused_by_name() {
-        let fuzzy = filter("FuzzyRowFilter", &[]);
+        let retired = filter("FirstKeyValueMatchingQualifiersFilter", &[]);
         assert!(matches!(
-            filter_string(&fuzzy),
-            Err(FilterBytesError::Unsupported(n)) if n.ends_with("FuzzyRowFilter")
+            filter_string(&retired),
+            Err(FilterBytesError::Unsupported(n))
+                if n.ends_with("FirstKeyValueMatchingQualifiersFilter")
         ));
         let long = wire_comparator("LongComparator", &bytes_field(1, &bytes_field(1, &[0; 8])));
         let compare = [varint_field(1, 2), bytes_field(2, &long)].concat();
@@ -786,6 +1119,13 @@ mod properties {
         ColumnPrefix(Vec<u8>),
         Page(i64),
         Row(i32, Vec<u8>),
+        FilterAll,
+        /// Valid ranges: (start, start inclusive, stop, stop inclusive).
+        Ranges(Vec<(Vec<u8>, bool, Vec<u8>, bool)>),
+        /// (key, public mask) pairs, and whether they travel as the Java client
+        /// rewrites them (0xff/0x02, free key bytes zeroed) or in the public form.
+        Fuzzy(Vec<(Vec<u8>, Vec<u8>)>, bool),
+        Random(f32),
         List(bool, Vec<Tree>),
         Skip(Box<Tree>),
         While(Box<Tree>),
@@ -806,7 +1146,35 @@ mod properties {
             bytes.clone().prop_map(Tree::Prefix),
             bytes.clone().prop_map(Tree::ColumnPrefix),
             (0i64..1000).prop_map(Tree::Page),
-            (0i32..6, bytes).prop_map(|(op, v)| Tree::Row(op, v)),
+            (0i32..6, bytes.clone()).prop_map(|(op, v)| Tree::Row(op, v)),
+            Just(Tree::FilterAll),
+            prop::collection::vec(
+                (bytes.clone(), any::<bool>(), bytes.clone(), any::<bool>()),
+                1..4
+            )
+            .prop_map(|ranges| Tree::Ranges(
+                ranges
+                    .into_iter()
+                    .map(|(a, ai, b, bi)| {
+                        // Ordered, and a single row when both ends are equal.
+                        let (start, stop) = if a <= b { (a, b) } else { (b, a) };
+                        let stop_inclusive = bi || start == stop;
+                        (start, ai, stop, stop_inclusive)
+                    })
+                    .collect()
+            )),
+            (
+                prop::collection::vec(
+                    (0usize..5).prop_flat_map(|n| (
+                        prop::collection::vec(any::<u8>(), n),
+                        prop::collection::vec(0u8..2, n)
+                    )),
+                    1..3
+                ),
+                any::<bool>()
+            )
+                .prop_map(|(pairs, java)| Tree::Fuzzy(pairs, java)),
+            (0.0f32..1.0).prop_map(Tree::Random),
             // Empty lists pass everything: how a list holding one means is the
             // case most worth drawing often.
             any::<bool>().prop_map(|all| Tree::List(all, Vec::new())),
@@ -833,6 +1201,34 @@ mod properties {
                     &[varint_field(1, i64::from(*op)), bytes_field(2, &binary(v))].concat(),
                 ),
             ),
+            Tree::FilterAll => filter("FilterAllFilter", &[]),
+            Tree::Ranges(ranges) => {
+                let encoded: Vec<Vec<u8>> = ranges
+                    .iter()
+                    .map(|(start, si, stop, ti)| {
+                        row_range(Some(start), Some(*si), Some(stop), Some(*ti))
+                    })
+                    .collect();
+                row_ranges_filter(&encoded)
+            }
+            Tree::Fuzzy(pairs, java) => {
+                let wire: Vec<(Vec<u8>, Vec<u8>)> = pairs
+                    .iter()
+                    .map(|(key, mask)| {
+                        if *java {
+                            java_fuzzy_pair(key, mask)
+                        } else {
+                            (key.clone(), mask.clone())
+                        }
+                    })
+                    .collect();
+                let refs: Vec<(&[u8], &[u8])> = wire
+                    .iter()
+                    .map(|(k, m)| (k.as_slice(), m.as_slice()))
+                    .collect();
+                fuzzy_filter(&refs)
+            }
+            Tree::Random(chance) => filter("RandomRowFilter", &float_field(1, *chance)),
             Tree::List(all, children) => {
                 let encoded: Vec<Vec<u8>> = children.iter().map(encode).collect();
                 list(if *all { 1 } else { 2 }, &encoded)
@@ -859,6 +1255,45 @@ mod properties {
                     "RowFilter",
                     vec![Arg::Operator(OPS[*op as usize]), quoted_arg(&spec)],
                 )
+            }
+            Tree::FilterAll => named("FilterAllFilter", vec![]),
+            Tree::Ranges(ranges) => named(
+                "MultiRowRangeFilter",
+                ranges
+                    .iter()
+                    .flat_map(|(start, si, stop, ti)| {
+                        [
+                            quoted_arg(start),
+                            Arg::Boolean(*si),
+                            quoted_arg(stop),
+                            Arg::Boolean(*ti),
+                        ]
+                    })
+                    .collect(),
+            ),
+            Tree::Fuzzy(pairs, java) => named(
+                "FuzzyRowFilter",
+                pairs
+                    .iter()
+                    .flat_map(|(key, mask)| {
+                        // Free key bytes travel zeroed in the Java client's form.
+                        let key: Vec<u8> = key
+                            .iter()
+                            .zip(mask)
+                            .map(|(k, m)| if *java && *m == 1 { 0 } else { *k })
+                            .collect();
+                        let digits: Vec<u8> = mask.iter().map(|m| b'0' + m).collect();
+                        [quoted_arg(&key), quoted_arg(&digits)]
+                    })
+                    .collect(),
+            ),
+            Tree::Random(chance) => {
+                let text = if *chance <= 0.0 {
+                    "0".to_owned()
+                } else {
+                    chance.to_string()
+                };
+                named("RandomRowFilter", vec![quoted_arg(text.as_bytes())])
             }
             Tree::List(all, children) => {
                 let mut operands = Vec::new();

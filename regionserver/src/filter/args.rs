@@ -103,6 +103,19 @@ impl<'a> Args<'a> {
         Ok(int)
     }
 
+    /// A quoted finite decimal number, such as '0.25' or '1e-3'.
+    pub(crate) fn decimal(&self, index: usize) -> Result<f32, FilterError> {
+        const EXPECTED: &str = "a quoted decimal number (e.g. '0.25')";
+        let Arg::Quoted(text) = self.get(index, EXPECTED)? else {
+            return Err(self.type_error(index, EXPECTED));
+        };
+        std::str::from_utf8(text)
+            .ok()
+            .and_then(|text| text.parse::<f32>().ok())
+            .filter(|value| value.is_finite())
+            .ok_or_else(|| self.type_error(index, EXPECTED))
+    }
+
     fn range_error(&self, index: usize, value: i64, range: &'static str) -> FilterError {
         FilterError::OutOfRange {
             filter: self.filter,

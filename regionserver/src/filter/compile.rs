@@ -1,6 +1,16 @@
 //! The filter registry: turns an expression tree into engine filters, checking every
 //! filter name and argument the way HBase's `createFilterFromArguments` methods do.
 //!
+//! Besides HBase's own names ([`REGISTERED_FILTERS`]) the language accepts the filters
+//! HBase's Java clients can only send serialized ([`EXTENSION_FILTERS`]), in these forms:
+//! - `FilterAllFilter()`;
+//! - `MultiRowRangeFilter('start', startInclusive, 'stop', stopInclusive, ...)`, one
+//!   group of four per range (at least one), empty start or stop = open;
+//! - `FuzzyRowFilter('key', 'mask', ...)`, one pair per fuzzy key (at least one), the
+//!   mask as long as the key, each mask byte 0 (must match) or 1 (any byte), written
+//!   as the bytes 0x00/0x01 or the digits '0'/'1';
+//! - `RandomRowFilter('chance')`, the chance a quoted decimal such as '0.25'.
+//!
 //! Must not: parse text (the parser does) or implement filter behaviour (the filter
 //! modules do).
 
@@ -17,17 +27,20 @@ use super::column_filters::{
 };
 use super::comparator::lossy;
 use super::error::FilterError;
+use super::fuzzy_row::{FuzzyKey, FuzzyRowFilter};
 use super::list::{AndList, OrList};
 use super::row_filters::{
-    FirstKeyOnlyFilter, InclusiveStopFilter, PageFilter, PrefixFilter, RowFilter,
+    FilterAllFilter, FirstKeyOnlyFilter, InclusiveStopFilter, PageFilter, PrefixFilter,
+    RandomRowFilter, RowFilter,
 };
+use super::row_ranges::{MultiRowRangeFilter, RowRange};
 use super::value_filters::{
     ColumnValueFilter, DependentColumnFilter, SingleColumnOptions, SingleColumnValueFilter,
     ValueFilter,
 };
 use super::wrappers::{ScanFilter, SkipFilter, WhileMatchFilter};
 
-/// The names the filter language knows, as HBase registers them.
+/// The names HBase's filter language knows, as HBase registers them.
 pub const REGISTERED_FILTERS: [&str; 19] = [
     "KeyOnlyFilter",
     "FirstKeyOnlyFilter",
@@ -48,6 +61,15 @@ pub const REGISTERED_FILTERS: [&str; 19] = [
     "SingleColumnValueExcludeFilter",
     "DependentColumnFilter",
     "ColumnValueFilter",
+];
+
+/// Filters Tabula's filter language accepts beyond HBase's registry: those HBase runs
+/// only when a Java client sends them serialized.
+pub const EXTENSION_FILTERS: [&str; 4] = [
+    "FilterAllFilter",
+    "MultiRowRangeFilter",
+    "FuzzyRowFilter",
+    "RandomRowFilter",
 ];
 
 /// Builds the engine filter for a parsed expression, ready to hand to a read.
@@ -72,6 +94,7 @@ fn build_all(operands: &[FilterExpr]) -> Result<Vec<Box<dyn Filter>>, FilterErro
 fn build_call(call: &FilterCall) -> Result<Box<dyn Filter>, FilterError> {
     let Some(name) = REGISTERED_FILTERS
         .into_iter()
+        .chain(EXTENSION_FILTERS)
         .find(|name| name.as_bytes() == call.name.as_ref())
     else {
         return Err(FilterError::UnknownFilter(lossy(&call.name)));
@@ -150,8 +173,18 @@ fn build_call(call: &FilterCall) -> Result<Box<dyn Filter>, FilterError> {
         "SingleColumnValueFilter" => single_column_value(&args, false)?,
         "SingleColumnValueExcludeFilter" => single_column_value(&args, true)?,
         "DependentColumnFilter" => dependent_column(&args)?,
+        "FilterAllFilter" => {
+            args.expect_count(&[0], "0 arguments")?;
+            Box::new(FilterAllFilter)
+        }
+        "MultiRowRangeFilter" => multi_row_range(&args)?,
+        "FuzzyRowFilter" => fuzzy_row(&args)?,
+        "RandomRowFilter" => {
+            args.expect_count(&[1], "1 argument")?;
+            Box::new(RandomRowFilter::new(args.decimal(0)?))
+        }
         _ => {
-            // "ColumnValueFilter", the last registered name.
+            // "ColumnValueFilter", the one name left.
             args.expect_count(&[4], "4 arguments")?;
             Box::new(ColumnValueFilter::new(
                 args.quoted(0)?,
@@ -216,4 +249,63 @@ fn dependent_column(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
         drop_reference,
         test,
     )))
+}
+
+/// Groups of (start, start inclusive, stop, stop inclusive); at least one.
+fn multi_row_range(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
+    const NAME: &str = "MultiRowRangeFilter";
+    if args.len() == 0 || !args.len().is_multiple_of(4) {
+        return Err(args.count_error(
+            "4 arguments per range ('start', startInclusive, 'stop', stopInclusive), \
+             at least one range",
+        ));
+    }
+    let mut ranges = Vec::with_capacity(args.len() / 4);
+    for first in (0..args.len()).step_by(4) {
+        let range = RowRange::new(
+            args.quoted(first)?,
+            args.boolean(first + 1)?,
+            args.quoted(first + 2)?,
+            args.boolean(first + 3)?,
+        )
+        .map_err(|_| FilterError::InvalidArgument {
+            filter: NAME,
+            reason: "a range's start row must sort before its stop row \
+                     (or equal it, with an inclusive stop)",
+        })?;
+        ranges.extend(range);
+    }
+    Ok(Box::new(MultiRowRangeFilter::new(ranges)))
+}
+
+/// Pairs of (fuzzy key, mask); at least one (HBase takes an empty list and returns no
+/// rows; a filter that can match nothing is refused here as the mistake it must be).
+fn fuzzy_row(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
+    const NAME: &str = "FuzzyRowFilter";
+    if args.len() == 0 || !args.len().is_multiple_of(2) {
+        return Err(args.count_error("2 arguments per fuzzy key ('key', 'mask'), at least one key"));
+    }
+    let mut keys = Vec::with_capacity(args.len() / 2);
+    for first in (0..args.len()).step_by(2) {
+        let key = args.quoted(first)?;
+        let fixed = args
+            .quoted(first + 1)?
+            .iter()
+            .map(|byte| match byte {
+                0 | b'0' => Ok(true),
+                1 | b'1' => Ok(false),
+                _ => Err(FilterError::InvalidArgument {
+                    filter: NAME,
+                    reason: "mask bytes must be 0 (the byte must match) or 1 (any byte), \
+                             as the bytes 0x00/0x01 or the digits '0'/'1'",
+                }),
+            })
+            .collect::<Result<Vec<bool>, _>>()?;
+        let key = FuzzyKey::new(key, fixed).ok_or(FilterError::InvalidArgument {
+            filter: NAME,
+            reason: "a mask must be as long as its fuzzy key",
+        })?;
+        keys.push(key);
+    }
+    Ok(Box::new(FuzzyRowFilter::new(keys)))
 }

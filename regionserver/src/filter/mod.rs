@@ -4,7 +4,8 @@
 //!
 //! [`parse_filter`] is the whole pipeline; [`parse`] exposes the expression tree and
 //! [`compile`] builds filters from one. Filter strings are bytes (not validated UTF-8).
-//! The registered filters are listed in [`REGISTERED_FILTERS`]; each filter module
+//! The registered filters are listed in [`REGISTERED_FILTERS`], and the filters the
+//! language accepts beyond HBase's registry in [`EXTENSION_FILTERS`]; each filter module
 //! documents its semantics and where it departs from HBase.
 //!
 //! Must not: read or write storage, or know the Thrift wire format (the server maps
@@ -16,12 +17,15 @@ mod column_filters;
 mod comparator;
 mod compile;
 mod error;
+mod fuzzy_row;
 mod java_regex;
 mod lexer;
 mod list;
 mod parser;
 mod printer;
 mod row_filters;
+mod row_ranges;
+mod scan_order;
 mod value_filters;
 mod wrappers;
 
@@ -33,7 +37,7 @@ use tabula_storage::Filter;
 
 pub use ast::{Arg, FilterCall, FilterExpr};
 pub use comparator::{Comparator, CompareOp, Comparison};
-pub use compile::{compile, REGISTERED_FILTERS};
+pub use compile::{compile, EXTENSION_FILTERS, REGISTERED_FILTERS};
 pub use error::{FilterError, SyntaxProblem};
 pub use parser::{parse, MAX_NESTING};
 

@@ -1,5 +1,6 @@
 //! Filters that decide on whole rows: PrefixFilter, InclusiveStopFilter, RowFilter,
-//! PageFilter and FirstKeyOnlyFilter.
+//! PageFilter and FirstKeyOnlyFilter, and the filter-language extensions FilterAllFilter
+//! and RandomRowFilter.
 //!
 //! Must not: parse arguments (compile does) or combine filters (list, wrappers).
 
@@ -202,5 +203,106 @@ impl Filter for FirstKeyOnlyFilter {
             self.found = true;
             CellVerdict::Include
         }
+    }
+}
+
+/// `FilterAllFilter()`: filters out every row. HBase walks the whole scan dropping each
+/// row; here the filter has filtered all remaining from the start, so the scan ends at
+/// once with the same (empty) result.
+pub(crate) struct FilterAllFilter;
+
+impl Filter for FilterAllFilter {
+    fn filter_row_key(&mut self, _row: &[u8]) -> RowVerdict {
+        RowVerdict::Skip
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        CellVerdict::NextRow
+    }
+
+    fn filter_row(&mut self) -> bool {
+        true
+    }
+
+    fn filter_all_remaining(&self) -> bool {
+        true
+    }
+}
+
+/// `RandomRowFilter('chance')`: each row passes with probability `chance`, drawn
+/// afresh per row (so 0 or less filters every row and 1 or more passes every row).
+pub(crate) struct RandomRowFilter {
+    chance: f32,
+    dice: SplitMix64,
+    row_rejected: bool,
+}
+
+impl RandomRowFilter {
+    /// A filter with its own randomly seeded dice.
+    pub(crate) fn new(chance: f32) -> Self {
+        Self::with_seed(chance, random_seed())
+    }
+
+    /// A filter whose draws follow from `seed` (for tests).
+    pub(crate) fn with_seed(chance: f32, seed: u64) -> Self {
+        RandomRowFilter {
+            chance,
+            dice: SplitMix64(seed),
+            row_rejected: false,
+        }
+    }
+}
+
+impl Filter for RandomRowFilter {
+    fn reset(&mut self) {
+        self.row_rejected = false;
+    }
+
+    fn filter_row_key(&mut self, _row: &[u8]) -> RowVerdict {
+        // A draw in [0, 1) below the chance passes (never for 0, always for 1).
+        self.row_rejected = self.dice.next_unit() >= self.chance || self.chance.is_nan();
+        row_verdict(self.row_rejected)
+    }
+
+    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+        if self.row_rejected {
+            CellVerdict::NextRow
+        } else {
+            CellVerdict::Include
+        }
+    }
+
+    fn filter_row(&mut self) -> bool {
+        self.row_rejected
+    }
+}
+
+/// A seed that differs between filters and between processes.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.finish()
+}
+
+/// The SplitMix64 generator: small, fast and statistically sound for sampling rows.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform draw in [0, 1) with 24 random bits, the precision of an f32.
+    fn next_unit(&mut self) -> f32 {
+        const SCALE: f32 = 1.0 / (1u32 << 24) as f32;
+        (self.next_u64() >> 40) as f32 * SCALE
     }
 }

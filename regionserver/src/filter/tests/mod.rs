@@ -3,6 +3,7 @@
 //! combination and property tests.
 
 mod combinations;
+mod extension_filters;
 mod harness;
 mod parsing;
 mod properties;

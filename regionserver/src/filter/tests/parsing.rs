@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use crate::filter::{
     parse, parse_filter, Arg, CompareOp, FilterCall, FilterError, FilterExpr, SyntaxProblem,
-    MAX_NESTING, REGISTERED_FILTERS,
+    EXTENSION_FILTERS, MAX_NESTING, REGISTERED_FILTERS,
 };
 
 fn call(name: &str, args: Vec<Arg>) -> FilterExpr {
@@ -347,6 +347,77 @@ fn build_errors_name_the_filter_and_argument() {
             "PrefixFilter('a') AND NoSuchFilter()",
             "Filter Name NoSuchFilter not supported",
         ),
+        (
+            "FilterAllFilter(1)",
+            "FilterAllFilter expects 0 arguments but got 1",
+        ),
+        (
+            "MultiRowRangeFilter()",
+            "MultiRowRangeFilter expects 4 arguments per range ('start', startInclusive, \
+             'stop', stopInclusive), at least one range but got 0",
+        ),
+        (
+            "MultiRowRangeFilter('a', true, 'b')",
+            "MultiRowRangeFilter expects 4 arguments per range ('start', startInclusive, \
+             'stop', stopInclusive), at least one range but got 3",
+        ),
+        (
+            "MultiRowRangeFilter('a', true, 'b', false, 'c', 'd', 'e', true)",
+            "MultiRowRangeFilter argument 6 must be a boolean (true or false)",
+        ),
+        (
+            "MultiRowRangeFilter('b', true, 'a', true)",
+            "MultiRowRangeFilter: a range's start row must sort before its stop row \
+             (or equal it, with an inclusive stop)",
+        ),
+        (
+            "MultiRowRangeFilter('a', true, 'a', false)",
+            "MultiRowRangeFilter: a range's start row must sort before its stop row \
+             (or equal it, with an inclusive stop)",
+        ),
+        (
+            "FuzzyRowFilter('ab')",
+            "FuzzyRowFilter expects 2 arguments per fuzzy key ('key', 'mask'), \
+             at least one key but got 1",
+        ),
+        (
+            "FuzzyRowFilter()",
+            "FuzzyRowFilter expects 2 arguments per fuzzy key ('key', 'mask'), \
+             at least one key but got 0",
+        ),
+        (
+            "FuzzyRowFilter('ab', 01)",
+            "FuzzyRowFilter argument 2 must be a quoted string",
+        ),
+        (
+            "FuzzyRowFilter('ab', '0')",
+            "FuzzyRowFilter: a mask must be as long as its fuzzy key",
+        ),
+        (
+            "FuzzyRowFilter('ab', '02')",
+            "FuzzyRowFilter: mask bytes must be 0 (the byte must match) or 1 (any byte), \
+             as the bytes 0x00/0x01 or the digits '0'/'1'",
+        ),
+        (
+            "RandomRowFilter()",
+            "RandomRowFilter expects 1 argument but got 0",
+        ),
+        (
+            "RandomRowFilter(1)",
+            "RandomRowFilter argument 1 must be a quoted decimal number (e.g. '0.25')",
+        ),
+        (
+            "RandomRowFilter('half')",
+            "RandomRowFilter argument 1 must be a quoted decimal number (e.g. '0.25')",
+        ),
+        (
+            "RandomRowFilter('NaN')",
+            "RandomRowFilter argument 1 must be a quoted decimal number (e.g. '0.25')",
+        ),
+        (
+            "RandomRowFilter('inf')",
+            "RandomRowFilter argument 1 must be a quoted decimal number (e.g. '0.25')",
+        ),
     ];
     for (input, message) in cases {
         assert_eq!(build_error(input), message, "{input}");
@@ -354,7 +425,7 @@ fn build_errors_name_the_filter_and_argument() {
 }
 
 #[test]
-fn every_registered_filter_builds() {
+fn every_registered_and_extension_filter_builds() {
     let examples = [
         "KeyOnlyFilter()",
         "KeyOnlyFilter(true)",
@@ -381,15 +452,30 @@ fn every_registered_filter_builds() {
         "DependentColumnFilter('cf', 'q', true)",
         "DependentColumnFilter('cf', 'q', false, <, 'regexstring:x')",
         "ColumnValueFilter('cf', 'q', >=, 'binary:5')",
+        "FilterAllFilter()",
+        "MultiRowRangeFilter('a', true, 'c', false)",
+        "MultiRowRangeFilter('', false, 'c', true, 'x', false, '', false)",
+        "FuzzyRowFilter('??_99', '11000')",
+        "FuzzyRowFilter('ab', '\x00\x01', 'cd', '10')",
+        "RandomRowFilter('0.25')",
+        "RandomRowFilter('-1')",
+        "RandomRowFilter('1e-3')",
     ];
     let mut seen = std::collections::BTreeSet::new();
     for example in examples {
         parse_filter(example.as_bytes()).unwrap_or_else(|e| panic!("{example}: {e}"));
         seen.insert(example.split('(').next().unwrap_or_default().to_owned());
     }
-    let registered: std::collections::BTreeSet<String> =
-        REGISTERED_FILTERS.iter().map(|s| s.to_string()).collect();
-    assert_eq!(seen, registered);
+    let known: std::collections::BTreeSet<String> = REGISTERED_FILTERS
+        .iter()
+        .chain(EXTENSION_FILTERS.iter())
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(seen, known);
+    // The extensions are no part of HBase's registry.
+    assert!(EXTENSION_FILTERS
+        .iter()
+        .all(|name| !REGISTERED_FILTERS.contains(name)));
 }
 
 #[test]

@@ -10,7 +10,8 @@ use proptest::sample::select;
 
 use super::harness::{cell, render, run_filter, table, Row};
 use crate::filter::{
-    parse, parse_filter, Arg, CompareOp, FilterCall, FilterExpr, REGISTERED_FILTERS,
+    parse, parse_filter, Arg, CompareOp, FilterCall, FilterExpr, EXTENSION_FILTERS,
+    REGISTERED_FILTERS,
 };
 
 fn arg() -> impl Strategy<Value = Arg> {
@@ -24,7 +25,8 @@ fn arg() -> impl Strategy<Value = Arg> {
 
 fn name() -> impl Strategy<Value = Bytes> {
     prop_oneof![
-        select(REGISTERED_FILTERS.to_vec()).prop_map(|n| Bytes::from_static(n.as_bytes())),
+        select([&REGISTERED_FILTERS[..], &EXTENSION_FILTERS[..]].concat())
+            .prop_map(|n| Bytes::from_static(n.as_bytes())),
         "[A-Za-z][A-Za-z0-9_:'.,]{0,10}"
             .prop_filter("keywords are not names", |n| {
                 !["AND", "OR", "SKIP", "WHILE"].contains(&n.as_str())
