@@ -24,8 +24,8 @@ use crate::catalog::{
     ROOT_TABLE, ROOT_TABLET_ID,
 };
 use crate::directory::{
-    self, CoordinatorAddress, CLUSTER_ID_FILE, COORDINATOR_LOCK, NAMESPACES_PREFIX,
-    DELETING_PREFIX, PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, SPLIT_PLANS_PREFIX,
+    self, CoordinatorAddress, CLUSTER_ID_FILE, COORDINATOR_LOCK, DELETING_PREFIX,
+    NAMESPACES_PREFIX, PERMISSIONS_PREFIX, ROOT_FILE, SERVERS_PREFIX, SPLIT_PLANS_PREFIX,
     TABLES_PREFIX,
 };
 use crate::lock::{LockError, LockService, LockToken, SessionId, Txn, TxnOutcome, Versioned};

@@ -575,6 +575,42 @@ fn scanners() {
     assert_eq!(c.get_scanner_results(t, tscan2(), 3).unwrap().len(), 3);
 }
 
+/// Row filters that stop at a boundary know which way a reversed scan walks, as
+/// HBase tells its filters: rows above a prefix or an inclusive stop row do not
+/// end a reversed scan before it reaches them.
+#[test]
+fn reversed_scans_with_prefix_and_inclusive_stop_filters() {
+    let mut c = client2();
+    let t = fresh2(&mut c, "t2_reverse_filters", &["f"], 1);
+    for row in ["a1", "b1", "b2", "c1", "d1"] {
+        c.put(t.clone(), tput(row, &[("f:q", "v")], None)).unwrap();
+    }
+    let rows_of = |rs: &[tabula_thrift::hbase2::TResult]| rs.iter().map(row_of).collect::<Vec<_>>();
+    let scan = |filter: &str, reversed: bool| {
+        let mut s = tscan2();
+        s.reversed = Some(reversed);
+        s.filter_string = Some(filter.as_bytes().to_vec());
+        s
+    };
+    let got = c
+        .get_scanner_results(t.clone(), scan("PrefixFilter('b')", true), 100)
+        .unwrap();
+    assert_eq!(rows_of(&got), vec!["b2", "b1"]);
+    let got = c
+        .get_scanner_results(t.clone(), scan("PrefixFilter('b')", false), 100)
+        .unwrap();
+    assert_eq!(rows_of(&got), vec!["b1", "b2"]);
+    // Reversed, the stop row is the lowest row returned.
+    let got = c
+        .get_scanner_results(t.clone(), scan("InclusiveStopFilter('b2')", true), 100)
+        .unwrap();
+    assert_eq!(rows_of(&got), vec!["d1", "c1", "b2"]);
+    let got = c
+        .get_scanner_results(t.clone(), scan("InclusiveStopFilter('b2')", false), 100)
+        .unwrap();
+    assert_eq!(rows_of(&got), vec!["a1", "b1", "b2"]);
+}
+
 #[test]
 fn table_lifecycle_and_descriptors() {
     let mut c = client2();

@@ -192,11 +192,15 @@ impl TabletService for RegionServer {
 
     fn open_scanner(&self, tablet: u64, spec: &ScanSpec) -> RsResult<u64> {
         let t = self.tablet(tablet)?;
+        let mut read = read_options(&spec.read)?;
+        if let Some(filter) = read.filter.as_mut() {
+            filter.set_reversed(spec.reverse);
+        }
         let scanner = t.scan(ScanRequest {
             start_row: spec.start_row.clone(),
             stop_row: spec.stop_row.clone(),
             reverse: spec.reverse,
-            read: read_options(&spec.read)?,
+            read,
             batch: spec.batch as usize,
         })?;
         let id = self.next_scanner.fetch_add(1, Ordering::Relaxed);

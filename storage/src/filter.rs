@@ -45,6 +45,11 @@ pub enum CellVerdict {
 
 /// A server-side filter. Implementations keep per-row state between `reset` calls.
 pub trait Filter: Send {
+    /// Told once, before the first row, that the scan walks rows in descending
+    /// order (HBase's `Filter.setReversed`): a filter that stops at a boundary row
+    /// must know which side of it is "past".
+    fn set_reversed(&mut self, _reversed: bool) {}
+
     /// Called before each row; clears per-row state.
     fn reset(&mut self) {}
 

@@ -91,6 +91,12 @@ impl AndList {
 }
 
 impl Filter for AndList {
+    fn set_reversed(&mut self, reversed: bool) {
+        for filter in &mut self.filters {
+            filter.set_reversed(reversed);
+        }
+    }
+
     fn reset(&mut self) {
         for filter in &mut self.filters {
             filter.reset();
@@ -203,6 +209,12 @@ impl OrList {
 }
 
 impl Filter for OrList {
+    fn set_reversed(&mut self, reversed: bool) {
+        for filter in &mut self.filters {
+            filter.set_reversed(reversed);
+        }
+    }
+
     fn reset(&mut self) {
         for filter in &mut self.filters {
             filter.reset();

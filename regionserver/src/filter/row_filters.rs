@@ -26,6 +26,8 @@ pub(crate) struct PrefixFilter {
     row_rejected: bool,
     /// A key past the prefix was seen.
     passed_prefix: bool,
+    /// The scan walks rows in descending order: "past" is below the prefix.
+    reversed: bool,
 }
 
 impl PrefixFilter {
@@ -34,11 +36,16 @@ impl PrefixFilter {
             prefix,
             row_rejected: true,
             passed_prefix: false,
+            reversed: false,
         }
     }
 }
 
 impl Filter for PrefixFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.reversed = reversed;
+    }
+
     fn reset(&mut self) {
         self.row_rejected = true;
     }
@@ -52,7 +59,7 @@ impl Filter for PrefixFilter {
             return RowVerdict::Skip;
         };
         let order = head.cmp(self.prefix.as_ref());
-        if order.is_gt() {
+        if (order.is_gt() && !self.reversed) || (order.is_lt() && self.reversed) {
             self.passed_prefix = true;
         }
         self.row_rejected = order.is_ne();
@@ -80,18 +87,32 @@ impl Filter for PrefixFilter {
 pub(crate) struct InclusiveStopFilter {
     stop: Bytes,
     done: bool,
+    /// The scan walks rows in descending order: it ends below the stop row.
+    reversed: bool,
 }
 
 impl InclusiveStopFilter {
     pub(crate) fn new(stop: Bytes) -> Self {
-        InclusiveStopFilter { stop, done: false }
+        InclusiveStopFilter {
+            stop,
+            done: false,
+            reversed: false,
+        }
     }
 }
 
 impl Filter for InclusiveStopFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.reversed = reversed;
+    }
+
     fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
         if !self.done {
-            self.done = row > self.stop.as_ref();
+            self.done = if self.reversed {
+                row < self.stop.as_ref()
+            } else {
+                row > self.stop.as_ref()
+            };
         }
         row_verdict(self.done)
     }

@@ -30,6 +30,10 @@ impl SkipFilter {
 }
 
 impl Filter for SkipFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.inner.set_reversed(reversed);
+    }
+
     fn reset(&mut self) {
         self.inner.reset();
         self.row_failed = false;
@@ -91,6 +95,10 @@ impl WhileMatchFilter {
 }
 
 impl Filter for WhileMatchFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.inner.set_reversed(reversed);
+    }
+
     fn reset(&mut self) {
         self.inner.reset();
     }
@@ -162,6 +170,10 @@ impl ScanFilter {
 }
 
 impl Filter for ScanFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.inner.set_reversed(reversed);
+    }
+
     fn reset(&mut self) {
         self.inner.reset();
         self.included_any = false;
