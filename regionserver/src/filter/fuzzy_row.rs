@@ -6,8 +6,8 @@
 //! compared over the key's length only, so longer rows match on their first bytes;
 //! and, as in HBase, a row shorter than the key is compared over its own length (it
 //! matches when its bytes agree with the key's fixed positions it reaches). Once the
-//! scan has moved past every row any key can match (known from the second row on;
-//! reverse scans included) the filter filters all remaining rows, ending the scan.
+//! scan has moved past every row any key can match (reverse scans included) the
+//! filter filters all remaining rows, ending the scan.
 //! The engine has no seek hints, so non-matching rows are read and skipped by key
 //! rather than jumped over. (The language requires at least one key; the filter
 //! itself, given none, passes no row.)
@@ -20,7 +20,7 @@ use bytes::Bytes;
 use tabula_storage::types::Cell;
 use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
-use super::scan_order::{ScanOrder, ScanOrderTracker};
+use super::scan_order::ScanOrder;
 
 /// One fuzzy key: the key's bytes and, per byte, whether the row must repeat it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl FuzzyKey {
 /// The filter; see the module documentation.
 pub(crate) struct FuzzyRowFilter {
     keys: Vec<FuzzyKey>,
-    order: ScanOrderTracker,
+    order: ScanOrder,
     row_rejected: bool,
     done: bool,
 }
@@ -87,7 +87,7 @@ impl FuzzyRowFilter {
     pub(crate) fn new(keys: Vec<FuzzyKey>) -> Self {
         FuzzyRowFilter {
             keys,
-            order: ScanOrderTracker::default(),
+            order: ScanOrder::Forward,
             row_rejected: true,
             done: false,
         }
@@ -95,6 +95,10 @@ impl FuzzyRowFilter {
 }
 
 impl Filter for FuzzyRowFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.order = ScanOrder::of(reversed);
+    }
+
     fn reset(&mut self) {
         self.row_rejected = true;
     }
@@ -103,12 +107,10 @@ impl Filter for FuzzyRowFilter {
         if self.done {
             return RowVerdict::Skip;
         }
-        let order = self.order.observe(row);
         self.row_rejected = !self.keys.iter().any(|key| key.matches(row));
         if self.row_rejected {
-            self.done = order.map_or(self.keys.is_empty(), |order| {
-                self.keys.iter().all(|key| key.passed(row, order))
-            });
+            let order = self.order;
+            self.done = self.keys.iter().all(|key| key.passed(row, order));
             RowVerdict::Skip
         } else {
             RowVerdict::Include

@@ -6,8 +6,8 @@
 //! whose start sorts after its stop (or equals it with an exclusive stop) is invalid,
 //! and the ranges are sorted and merged where they overlap or touch, so a row passes
 //! when it lies in any of them. Once the scan has moved past the last range in its
-//! direction (known from the second row on; reverse scans included) the filter
-//! filters all remaining rows, ending the scan. The engine has no seek hints, so rows
+//! direction (reverse scans included) the filter filters all remaining rows, ending
+//! the scan. The engine has no seek hints, so rows
 //! between ranges are read and skipped by key rather than jumped over.
 //!
 //! Must not: parse arguments (compile does) or combine filters (list, wrappers).
@@ -18,7 +18,7 @@ use bytes::Bytes;
 use tabula_storage::types::Cell;
 use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
-use super::scan_order::{ScanOrder, ScanOrderTracker};
+use super::scan_order::ScanOrder;
 
 /// One end of a row range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +168,7 @@ fn sort_and_merge(mut ranges: Vec<RowRange>) -> Vec<RowRange> {
 pub(crate) struct MultiRowRangeFilter {
     /// Disjoint and ascending.
     ranges: Vec<RowRange>,
-    order: ScanOrderTracker,
+    order: ScanOrder,
     row_rejected: bool,
     done: bool,
 }
@@ -177,7 +177,7 @@ impl MultiRowRangeFilter {
     pub(crate) fn new(ranges: Vec<RowRange>) -> Self {
         MultiRowRangeFilter {
             ranges: sort_and_merge(ranges),
-            order: ScanOrderTracker::default(),
+            order: ScanOrder::Forward,
             row_rejected: true,
             done: false,
         }
@@ -205,6 +205,10 @@ impl MultiRowRangeFilter {
 }
 
 impl Filter for MultiRowRangeFilter {
+    fn set_reversed(&mut self, reversed: bool) {
+        self.order = ScanOrder::of(reversed);
+    }
+
     fn reset(&mut self) {
         self.row_rejected = true;
     }
@@ -213,12 +217,9 @@ impl Filter for MultiRowRangeFilter {
         if self.done {
             return RowVerdict::Skip;
         }
-        let order = self.order.observe(row);
         self.row_rejected = !self.contains(row);
         if self.row_rejected {
-            // With no ranges at all, nothing can pass whichever way the scan walks.
-            self.done = self.ranges.is_empty()
-                || order.is_some_and(|order| self.past_all_ranges(row, order));
+            self.done = self.past_all_ranges(row, self.order);
             RowVerdict::Skip
         } else {
             RowVerdict::Include

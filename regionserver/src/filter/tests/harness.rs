@@ -43,6 +43,10 @@ fn same_column(a: &Cell, b: &Cell) -> bool {
 
 /// Runs `filter` over `rows` the way the engine does, returning the rows it emits.
 pub(crate) fn run_filter(filter: &mut dyn Filter, rows: &[Row]) -> Vec<Row> {
+    // Rows in descending order are a reversed scan, which the regionserver tells
+    // the filter before the first row.
+    let descending = matches!(rows, [(first, _), (second, _), ..] if second < first);
+    filter.set_reversed(descending);
     let mut emitted = Vec::new();
     'rows: for (key, cells) in rows {
         if filter.filter_all_remaining() {
