@@ -91,6 +91,104 @@ pub enum CoordError {
 /// Most tablets one balancing round moves.
 const MAX_MOVES_PER_ROUND: usize = 16;
 
+/// How many of each table's movable tablets each server serves, for balancing.
+#[derive(Debug, Default)]
+struct Spread(HashMap<(String, Bytes), usize>);
+
+/// Two tablets to trade between servers `a` and `b`: the one at `from_a` in
+/// `a`'s list of movable tablets goes to `b`, the one at `from_b` in `b`'s to `a`.
+#[derive(Debug)]
+struct Swap {
+    a: String,
+    b: String,
+    from_a: usize,
+    from_b: usize,
+}
+
+impl Spread {
+    fn add(&mut self, server: &str, table: &Bytes) {
+        *self
+            .0
+            .entry((server.to_owned(), table.clone()))
+            .or_default() += 1;
+    }
+
+    fn on(&self, server: &str, table: &Bytes) -> usize {
+        self.0
+            .get(&(server.to_owned(), table.clone()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// How many more of `table`'s tablets `from` serves than `to`.
+    fn crowding(&self, table: &Bytes, from: &str, to: &str) -> i64 {
+        let count = |s: &str| i64::try_from(self.on(s, table)).unwrap_or(i64::MAX);
+        count(from).saturating_sub(count(to))
+    }
+
+    fn moved(&mut self, table: &Bytes, from: &str, to: &str) {
+        if let Some(n) = self.0.get_mut(&(from.to_owned(), table.clone())) {
+            *n = n.saturating_sub(1);
+        }
+        self.add(to, table);
+    }
+
+    /// Takes from `list` (server `from`'s tablets) one of the table most crowded on
+    /// `from` against `to`.
+    fn take_most_crowded(
+        &self,
+        list: &mut Vec<(TableDescriptor, TabletLocation)>,
+        from: &str,
+        to: &str,
+    ) -> Option<(TableDescriptor, TabletLocation)> {
+        let index = list
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, (t, _))| self.crowding(&t.name, from, to))
+            .map(|(i, _)| i)?;
+        Some(list.swap_remove(index))
+    }
+
+    /// The trade between two servers that spreads tables the most: a tablet of a
+    /// table crowded on `a` against `b` by two or more for one of a table crowded
+    /// on `b` against `a` by two or more.
+    fn best_swap(
+        &self,
+        movable: &HashMap<String, Vec<(TableDescriptor, TabletLocation)>>,
+    ) -> Option<Swap> {
+        let most_crowded = |from: &str, to: &str| -> Option<(usize, i64)> {
+            movable
+                .get(from)?
+                .iter()
+                .enumerate()
+                .map(|(i, (t, _))| (i, self.crowding(&t.name, from, to)))
+                .filter(|(_, c)| *c >= 2)
+                .max_by_key(|(_, c)| *c)
+        };
+        let mut best: Option<(i64, Swap)> = None;
+        let servers: Vec<&String> = movable.keys().collect();
+        for (n, a) in servers.iter().enumerate() {
+            for b in servers.iter().skip(n + 1) {
+                let (Some((from_a, ca)), Some((from_b, cb))) =
+                    (most_crowded(a, b), most_crowded(b, a))
+                else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|(score, _)| ca + cb > *score) {
+                    let swap = Swap {
+                        a: (*a).clone(),
+                        b: (*b).clone(),
+                        from_a,
+                        from_b,
+                    };
+                    best = Some((ca + cb, swap));
+                }
+            }
+        }
+        best.map(|(_, swap)| swap)
+    }
+}
+
 /// Times compact_table lists a table's tablets again after some split or moved.
 const COMPACT_TABLE_ROUNDS: usize = 10;
 /// First wait before listing a table's tablets again during a compaction; it
@@ -1602,9 +1700,12 @@ impl Coordinator {
     }
 
     /// Moves user tablets from the server serving the most tablets to the one
-    /// serving the fewest while they differ by two or more (at most
-    /// [`MAX_MOVES_PER_ROUND`] moves). Returns how many moved. With one server
-    /// there is nothing to do.
+    /// serving the fewest while they differ by two or more, each time a tablet of
+    /// the table most crowded on the one against the other; then, with the counts
+    /// even, swaps tablets between two servers where one table is crowded on each
+    /// (by two or more), so every table's tablets spread over the servers, not
+    /// only their number (at most [`MAX_MOVES_PER_ROUND`] moves). Returns how many
+    /// moved. With one server there is nothing to do.
     pub fn balance(&self) -> CoordResult<usize> {
         let servers = self.servers();
         if servers.len() < 2 || self.is_deposed() {
@@ -1616,11 +1717,13 @@ impl Coordinator {
             .map(|s| (s.name(), s.report().len()))
             .collect();
         let mut movable: HashMap<String, Vec<(TableDescriptor, TabletLocation)>> = HashMap::new();
+        let mut spread = Spread::default();
         for t in self.tables() {
             if !t.enabled {
                 continue;
             }
             for loc in self.table_tablets(&t.name)? {
+                spread.add(&loc.server, &t.name);
                 movable
                     .entry(loc.server.clone())
                     .or_default()
@@ -1643,15 +1746,39 @@ impl Coordinator {
             if high < low + 2 {
                 break;
             }
-            let Some((table, loc)) = movable.get_mut(&from).and_then(Vec::pop) else {
+            let picked = movable
+                .get_mut(&from)
+                .and_then(|list| spread.take_most_crowded(list, &from, &to));
+            let Some((table, loc)) = picked else {
                 // Only catalog tablets make it the busiest: they stay.
                 load.remove(&from);
                 continue;
             };
             self.move_tablet(&table, loc, &to)?;
+            spread.moved(&table.name, &from, &to);
             load.entry(from).and_modify(|n| *n -= 1);
             load.entry(to).and_modify(|n| *n += 1);
             moved += 1;
+        }
+        while moved + 2 <= MAX_MOVES_PER_ROUND {
+            let Some(swap) = spread.best_swap(&movable) else {
+                break;
+            };
+            for (from, index, to) in [
+                (&swap.a, swap.from_a, &swap.b),
+                (&swap.b, swap.from_b, &swap.a),
+            ] {
+                let Some(list) = movable.get_mut(from) else {
+                    continue;
+                };
+                if index >= list.len() {
+                    continue;
+                }
+                let (table, loc) = list.swap_remove(index);
+                self.move_tablet(&table, loc, to)?;
+                spread.moved(&table.name, from, to);
+                moved += 1;
+            }
         }
         if moved > 0 {
             tracing::info!(moved, "balanced tablets between regionservers");
@@ -1763,6 +1890,71 @@ mod tests {
 
     fn b(s: &str) -> Bytes {
         Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    /// Server name -> its movable tablets, each named by its table.
+    fn placed(
+        servers: &[(&str, &[&str])],
+    ) -> (
+        HashMap<String, Vec<(TableDescriptor, TabletLocation)>>,
+        Spread,
+    ) {
+        let mut movable: HashMap<String, Vec<(TableDescriptor, TabletLocation)>> = HashMap::new();
+        let mut spread = Spread::default();
+        let mut id = 100;
+        for (server, tables) in servers {
+            for table in *tables {
+                id += 1;
+                let desc = TableDescriptor {
+                    name: b(table),
+                    families: Vec::new(),
+                    enabled: true,
+                    created_ms: 0,
+                };
+                let loc = TabletLocation {
+                    table: b(table),
+                    start_row: b(""),
+                    end_row: b(""),
+                    tablet_id: id,
+                    server: (*server).to_owned(),
+                };
+                spread.add(server, &desc.name);
+                movable
+                    .entry((*server).to_owned())
+                    .or_default()
+                    .push((desc, loc));
+            }
+        }
+        (movable, spread)
+    }
+
+    #[test]
+    fn count_moves_take_the_table_most_crowded_on_the_busy_server() {
+        let (mut movable, spread) = placed(&[("a", &["x", "x", "x", "y"]), ("b", &["y"])]);
+        let list = movable.get_mut("a").unwrap();
+        let (table, _) = spread.take_most_crowded(list, "a", "b").unwrap();
+        assert_eq!(table.name, b("x"), "x: 3 on a, 0 on b; y: 1 on each");
+        assert_eq!(list.len(), 3);
+    }
+
+    #[test]
+    fn even_counts_with_crowded_tables_trade_one_of_each() {
+        let (movable, mut spread) = placed(&[("a", &["x", "x", "x"]), ("b", &["y", "y", "y"])]);
+        let swap = spread
+            .best_swap(&movable)
+            .expect("x and y are each crowded");
+        let (ta, tb) = (
+            &movable[&swap.a][swap.from_a].0.name,
+            &movable[&swap.b][swap.from_b].0.name,
+        );
+        assert_ne!(ta, tb);
+        spread.moved(&ta.clone(), &swap.a.clone(), &swap.b.clone());
+        spread.moved(&tb.clone(), &swap.b.clone(), &swap.a.clone());
+        // 2 and 1 of each now: no trade is worth making.
+        assert!(spread.best_swap(&movable).is_none());
+        // Spread tables never trade.
+        let (movable, spread) = placed(&[("a", &["x", "y"]), ("b", &["x", "y"])]);
+        assert!(spread.best_swap(&movable).is_none());
     }
 
     #[test]

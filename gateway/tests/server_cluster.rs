@@ -107,7 +107,12 @@ impl Drop for RegionServerProcess {
 
 /// The server name of each region of the table.
 fn region_servers(c: &mut Client) -> Vec<String> {
-    c.get_table_regions(TABLE.to_vec())
+    regions_of(c, TABLE)
+}
+
+/// The server name of each region of `table`.
+fn regions_of(c: &mut Client, table: &[u8]) -> Vec<String> {
+    c.get_table_regions(table.to_vec())
         .expect("getTableRegions")
         .into_iter()
         .map(|r| {
@@ -306,9 +311,18 @@ fn tablets_move_to_a_regionserver_that_joins() {
     }
     let alone = region_servers(&mut c);
     assert_eq!(alone.len(), 7);
+    // A second table of four tablets, also all on the one server.
+    let other: &[u8] = b"other";
+    let other_splits: Vec<Vec<u8>> = ["f", "m", "t"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    c2.create_table(table_desc(other, vec![family("cf", None)]), other_splits)
+        .expect("createTable");
 
-    // Nine tablets (seven, the root and METADATA) on one server, none on the new
-    // one: four user tablets move.
+    // Thirteen tablets (eleven, the root and METADATA) on one server, none on the
+    // new one: six user tablets move, and each table's spread over both servers
+    // (the table most crowded on the busy server moves first each time).
     let rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
     wait_for(
         "tablets moving to the new server",
@@ -322,6 +336,9 @@ fn tablets_move_to_a_regionserver_that_joins() {
     let servers = region_servers(&mut c);
     let on_rs = servers.iter().filter(|s| **s == rs.name).count();
     assert_eq!(on_rs, 4, "{servers:?}");
+    let other_servers = regions_of(&mut c, other);
+    let other_on_rs = other_servers.iter().filter(|s| **s == rs.name).count();
+    assert_eq!(other_on_rs, 2, "{other_servers:?}");
     // Every row written before the moves is read back from wherever it is now.
     check_all(&mut serve.client()).expect("every row after the moves");
     put(&mut c, TABLE, "zzz-moved", &[("cf:v", "after")]);
