@@ -7,6 +7,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
@@ -98,6 +99,20 @@ fn metrics_follow_calls_tablets_and_the_commit_log() {
         "{after}"
     );
     assert!(after.contains("# TYPE tabula_block_cache_hits counter"));
+    // A major compaction flushes the table and rewrites its family.
+    let flushes_before = sample(&after, "tabula_flushes_total", "").expect("flushes");
+    c.major_compact(b"metrics_t".to_vec())
+        .expect("majorCompact");
+    wait_for(
+        "the flush and compaction counted",
+        Duration::from_secs(20),
+        || {
+            let (_, compacted) = http_get(&addr, "/metrics");
+            let major = sample(&compacted, "tabula_compactions_total", "kind=\"major\"");
+            sample(&compacted, "tabula_flushes_total", "").is_some_and(|f| f > flushes_before)
+                && major.is_some_and(|m| m >= 1.0)
+        },
+    );
     assert!(after.trim_end().ends_with("# EOF"));
 
     let (status, _) = http_get(&addr, "/nothing-here");

@@ -136,6 +136,10 @@ impl WorkQueue {
         self.ready.notify_one();
     }
 
+    fn len(&self) -> u64 {
+        self.queue.lock().len() as u64
+    }
+
     fn pop(&self, timeout: Duration) -> Option<u64> {
         let mut q = self.queue.lock();
         if q.is_empty() {
@@ -160,6 +164,8 @@ pub struct Shared {
     flushes: WorkQueue,
     compactions: WorkQueue,
     stopping: AtomicBool,
+    /// Flushes and compactions done, for metrics.
+    pub(crate) activity: crate::activity::Activity,
 }
 
 impl Shared {
@@ -270,6 +276,7 @@ impl Engine {
             flushes: WorkQueue::default(),
             compactions: WorkQueue::default(),
             stopping: AtomicBool::new(false),
+            activity: crate::activity::Activity::default(),
         });
         let engine = Engine {
             shared,
@@ -330,6 +337,13 @@ impl Engine {
     #[cfg(test)]
     pub(crate) fn log_fsyncs(&self) -> u64 {
         self.shared.log.fsync_count()
+    }
+
+    /// Flushes and compactions done since the engine opened, and the work queued.
+    pub fn activity(&self) -> crate::activity::ActivitySnapshot {
+        self.shared
+            .activity
+            .snapshot(self.shared.flushes.len(), self.shared.compactions.len())
     }
 
     /// The commit log's counters (segments, bytes, fsyncs), for metrics.

@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod activity;
 mod aligned;
 mod allocator;
 pub mod cache;

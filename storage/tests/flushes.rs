@@ -121,3 +121,37 @@ fn a_flush_writes_one_file_per_family() {
     }
     drop(engine);
 }
+
+/// The engine counts its flushes and compactions with the bytes they wrote and
+/// read (what the metrics port reports).
+#[test]
+fn flushes_and_compactions_are_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = common::quiet_options(dir.path(), 1_000);
+    let (engine, tablet) = common::open_engine(opts, common::two_family_schema());
+    assert_eq!(engine.activity(), Default::default());
+    for round in 0..3u8 {
+        for i in 0..50 {
+            let m = RowMutation::new(Bytes::from(format!("r{i:03}"))).put(
+                &b"a"[..],
+                &b"q"[..],
+                1 + i64::from(round),
+                vec![round; 100],
+            );
+            tablet.mutate(&m, Durability::Sync).expect("write");
+        }
+        tablet.flush().expect("flush");
+    }
+    let flushed = engine.activity();
+    assert_eq!(flushed.flushes, 3);
+    assert!(flushed.flushed_bytes > 3 * 50 * 100 / 4, "{flushed:?}");
+    assert_eq!(flushed.major_compactions, 0);
+    tablet.major_compact().expect("major compaction");
+    let compacted = engine.activity();
+    assert_eq!(compacted.major_compactions, 1, "one family has files");
+    assert_eq!(
+        compacted.compaction_read_bytes, flushed.flushed_bytes,
+        "the major compaction read every flushed file"
+    );
+    assert!(compacted.compaction_written_bytes > 0);
+}

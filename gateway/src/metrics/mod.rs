@@ -313,6 +313,51 @@ fn encode_regionserver(
         "The block cache's byte bound.",
         Value::gauge(cache.capacity_bytes),
     )?;
+    let work = engine.activity();
+    for (name, help, value) in [
+        (
+            "flushes",
+            "Memtables written out as SSTables.",
+            Value::Counter(work.flushes),
+        ),
+        (
+            "flushed_bytes",
+            "Bytes of the SSTables flushes wrote.",
+            Value::Counter(work.flushed_bytes),
+        ),
+        (
+            "compaction_read_bytes",
+            "Bytes of the SSTables compactions read.",
+            Value::Counter(work.compaction_read_bytes),
+        ),
+        (
+            "compaction_written_bytes",
+            "Bytes of the SSTables compactions wrote.",
+            Value::Counter(work.compaction_written_bytes),
+        ),
+        (
+            "flush_queue",
+            "Tablets waiting for a flush.",
+            Value::gauge(work.queued_flushes),
+        ),
+        (
+            "compaction_queue",
+            "Tablets waiting for a compaction check.",
+            Value::gauge(work.queued_compactions),
+        ),
+    ] {
+        single(encoder, name, help, value)?;
+    }
+    labelled(
+        encoder,
+        "compactions",
+        "Compactions, one per family rewritten: merging (bounding the files a read consults) or major.",
+        MetricType::Counter,
+        &[
+            (vec![("kind", "merging".to_owned())], Value::Counter(work.compactions)),
+            (vec![("kind", "major".to_owned())], Value::Counter(work.major_compactions)),
+        ],
+    )?;
     let log = engine.log_stats();
     single(
         encoder,

@@ -166,15 +166,19 @@ impl Tablet {
             let meta = writer.finish()?;
             Some(self.open_file_as(FileEntry::written(family.clone(), rel, &meta), file_id)?)
         };
+        let read: u64 = inputs.iter().map(|f| f.entry.size).sum();
+        let written = output.as_ref().map_or(0, |o| o.entry.size);
         report.families += 1;
         report.input_files += inputs.len();
-        report.input_bytes += inputs.iter().map(|f| f.entry.size).sum::<u64>();
-        if let Some(o) = &output {
+        report.input_bytes += read;
+        if output.is_some() {
             report.output_files += 1;
-            report.output_bytes += o.entry.size;
+            report.output_bytes += written;
         }
         fail::fail_point!("compaction-output-written");
-        self.replace_files(inputs, output)
+        self.replace_files(inputs, output)?;
+        self.shared.activity.compacted(major, read, written);
+        Ok(())
     }
 
     /// Swaps `inputs` for `output` in the manifest and version, then deletes the

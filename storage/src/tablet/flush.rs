@@ -111,6 +111,7 @@ impl Tablet {
             let meta = w.finish()?;
             new_files.push(self.open_file(FileEntry::written(family, rel, &meta))?);
         }
+        let written: u64 = new_files.iter().map(|f| f.entry.size).sum();
         manifest::sync_dir(&self.dir)?;
         fail::fail_point!("flush-files-written");
 
@@ -129,6 +130,7 @@ impl Tablet {
             tracing::warn!(tablet = self.id, error = %e, "could not release commit log segments");
         }
         self.notify_flushed();
+        self.shared.activity.flushed(written);
         self.shared.maybe_request_compaction(self);
         Ok(true)
     }
