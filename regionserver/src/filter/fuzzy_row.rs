@@ -20,6 +20,8 @@ use bytes::Bytes;
 use tabula_storage::types::Cell;
 use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
+use super::row_filters::cell_of_row;
+
 use super::scan_order::ScanOrder;
 
 /// One fuzzy key: the key's bytes and, per byte, whether the row must repeat it.
@@ -118,11 +120,7 @@ impl Filter for FuzzyRowFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.row_rejected {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.row_rejected)
     }
 
     fn filter_row(&mut self) -> bool {

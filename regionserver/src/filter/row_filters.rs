@@ -18,6 +18,16 @@ fn row_verdict(rejected: bool) -> RowVerdict {
     }
 }
 
+/// What a filter that judges whole rows answers for a cell: the rest of a rejected
+/// row is skipped, a kept row's cells are kept.
+pub(crate) fn cell_of_row(rejected: bool) -> CellVerdict {
+    if rejected {
+        CellVerdict::NextRow
+    } else {
+        CellVerdict::Include
+    }
+}
+
 /// `PrefixFilter('p')`: rows whose key starts with `p`; once a key sorts past the
 /// prefix, all remaining rows are filtered.
 pub(crate) struct PrefixFilter {
@@ -67,11 +77,7 @@ impl Filter for PrefixFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.row_rejected {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.row_rejected)
     }
 
     fn filter_row(&mut self) -> bool {
@@ -118,11 +124,7 @@ impl Filter for InclusiveStopFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.done {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.done)
     }
 
     fn filter_all_remaining(&self) -> bool {
@@ -158,11 +160,7 @@ impl Filter for RowFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.row_rejected {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.row_rejected)
     }
 
     fn filter_row(&mut self) -> bool {
@@ -286,11 +284,7 @@ impl Filter for RandomRowFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.row_rejected {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.row_rejected)
     }
 
     fn filter_row(&mut self) -> bool {

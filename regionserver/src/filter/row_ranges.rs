@@ -18,6 +18,8 @@ use bytes::Bytes;
 use tabula_storage::types::Cell;
 use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
+use super::row_filters::cell_of_row;
+
 use super::scan_order::ScanOrder;
 
 /// One end of a row range.
@@ -227,11 +229,7 @@ impl Filter for MultiRowRangeFilter {
     }
 
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        if self.row_rejected {
-            CellVerdict::NextRow
-        } else {
-            CellVerdict::Include
-        }
+        cell_of_row(self.row_rejected)
     }
 
     fn filter_row(&mut self) -> bool {
