@@ -23,6 +23,20 @@ struct Cli {
     command: Command,
 }
 
+/// Where a process serving Thrift listens.
+#[derive(clap::Args)]
+struct GatewayPorts {
+    /// Thrift1 listen address (default 127.0.0.1:9090).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Thrift2 listen address (default 127.0.0.1:9091).
+    #[arg(long)]
+    thrift2_listen: Option<String>,
+    /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
+    #[arg(long)]
+    metrics_listen: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run coordinator, regionserver and Thrift gateway in one process.
@@ -37,15 +51,8 @@ enum Command {
         /// service instead of the embedded one.
         #[arg(long)]
         etcd_endpoints: Option<String>,
-        /// Thrift1 listen address (default 127.0.0.1:9090).
-        #[arg(long)]
-        listen: Option<String>,
-        /// Thrift2 listen address (default 127.0.0.1:9091).
-        #[arg(long)]
-        thrift2_listen: Option<String>,
-        /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
-        #[arg(long)]
-        metrics_listen: Option<String>,
+        #[command(flatten)]
+        ports: GatewayPorts,
         /// Measurement mode: serve the Thrift APIs over a backend that stores
         /// nothing (writes succeed and are dropped, reads return a fixed value), to
         /// measure what the RPC path alone costs.
@@ -85,15 +92,8 @@ enum Command {
         /// The etcd cluster's client URLs, comma-separated.
         #[arg(long)]
         etcd_endpoints: Option<String>,
-        /// Thrift1 listen address (default 127.0.0.1:9090).
-        #[arg(long)]
-        listen: Option<String>,
-        /// Thrift2 listen address (default 127.0.0.1:9091).
-        #[arg(long)]
-        thrift2_listen: Option<String>,
-        /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
-        #[arg(long)]
-        metrics_listen: Option<String>,
+        #[command(flatten)]
+        ports: GatewayPorts,
     },
     /// Load a running server with the Bigtable paper's or YCSB's workloads and report
     /// throughput, latency percentiles and the server's memory and CPU.
@@ -215,9 +215,7 @@ fn main() -> ExitCode {
             config,
             data_dir,
             etcd_endpoints,
-            listen,
-            thrift2_listen,
-            metrics_listen,
+            ports,
             null_backend,
             null_value_size,
         } => {
@@ -228,9 +226,9 @@ fn main() -> ExitCode {
             let overrides = Overrides {
                 data_dir,
                 etcd_endpoints,
-                listen,
-                thrift2_listen,
-                metrics_listen,
+                listen: ports.listen,
+                thrift2_listen: ports.thrift2_listen,
+                metrics_listen: ports.metrics_listen,
             };
             run_process(
                 config.as_deref(),
@@ -285,16 +283,14 @@ fn main() -> ExitCode {
         Command::Gateway {
             config,
             etcd_endpoints,
-            listen,
-            thrift2_listen,
-            metrics_listen,
+            ports,
         } => {
             let overrides = Overrides {
                 data_dir: None,
                 etcd_endpoints,
-                listen,
-                thrift2_listen,
-                metrics_listen,
+                listen: ports.listen,
+                thrift2_listen: ports.thrift2_listen,
+                metrics_listen: ports.metrics_listen,
             };
             run_process(
                 config.as_deref(),
