@@ -27,13 +27,13 @@ use super::column_filters::{
 };
 use super::comparator::lossy;
 use super::error::FilterError;
-use super::fuzzy_row::{FuzzyKey, FuzzyRowFilter};
+use super::fuzzy_row::{FuzzyKey, FuzzyKeys, FuzzyRowFilter};
 use super::list::{AndList, OrList};
 use super::row_filters::{
     FilterAllFilter, FirstKeyOnlyFilter, InclusiveStopFilter, PageFilter, PrefixFilter,
     RandomRowFilter, RowFilter,
 };
-use super::row_ranges::{MultiRowRangeFilter, RowRange};
+use super::row_ranges::{MultiRowRangeFilter, RowRange, RowRanges};
 use super::value_filters::{
     ColumnValueFilter, DependentColumnFilter, SingleColumnOptions, SingleColumnValueFilter,
     ValueFilter,
@@ -275,7 +275,7 @@ fn multi_row_range(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
         })?;
         ranges.extend(range);
     }
-    Ok(Box::new(MultiRowRangeFilter::new(ranges)))
+    Ok(Box::new(MultiRowRangeFilter::new(RowRanges::new(ranges))))
 }
 
 /// Pairs of (fuzzy key, mask); at least one (HBase takes an empty list and returns no
@@ -307,5 +307,5 @@ fn fuzzy_row(args: &Args<'_>) -> Result<Box<dyn Filter>, FilterError> {
         })?;
         keys.push(key);
     }
-    Ok(Box::new(FuzzyRowFilter::new(keys)))
+    Ok(Box::new(FuzzyRowFilter::new(FuzzyKeys(keys))))
 }

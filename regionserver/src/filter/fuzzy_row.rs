@@ -17,12 +17,8 @@
 use std::cmp::Ordering;
 
 use bytes::Bytes;
-use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
-use super::row_filters::cell_of_row;
-
-use super::scan_order::ScanOrder;
+use super::row_set::{RowSet, RowSetFilter, ScanOrder};
 
 /// One fuzzy key: the key's bytes and, per byte, whether the row must repeat it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,60 +73,21 @@ impl FuzzyKey {
     }
 }
 
+/// The fuzzy keys of a filter: a row is kept when it matches any.
+pub(crate) struct FuzzyKeys(pub(crate) Vec<FuzzyKey>);
+
+impl RowSet for FuzzyKeys {
+    fn contains(&self, row: &[u8]) -> bool {
+        self.0.iter().any(|key| key.matches(row))
+    }
+
+    fn passed(&self, row: &[u8], order: ScanOrder) -> bool {
+        self.0.iter().all(|key| key.passed(row, order))
+    }
+}
+
 /// The filter; see the module documentation.
-pub(crate) struct FuzzyRowFilter {
-    keys: Vec<FuzzyKey>,
-    order: ScanOrder,
-    row_rejected: bool,
-    done: bool,
-}
-
-impl FuzzyRowFilter {
-    pub(crate) fn new(keys: Vec<FuzzyKey>) -> Self {
-        FuzzyRowFilter {
-            keys,
-            order: ScanOrder::Forward,
-            row_rejected: true,
-            done: false,
-        }
-    }
-}
-
-impl Filter for FuzzyRowFilter {
-    fn set_reversed(&mut self, reversed: bool) {
-        self.order = ScanOrder::of(reversed);
-    }
-
-    fn reset(&mut self) {
-        self.row_rejected = true;
-    }
-
-    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
-        if self.done {
-            return RowVerdict::Skip;
-        }
-        self.row_rejected = !self.keys.iter().any(|key| key.matches(row));
-        if self.row_rejected {
-            let order = self.order;
-            self.done = self.keys.iter().all(|key| key.passed(row, order));
-            RowVerdict::Skip
-        } else {
-            RowVerdict::Include
-        }
-    }
-
-    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        cell_of_row(self.row_rejected)
-    }
-
-    fn filter_row(&mut self) -> bool {
-        self.row_rejected
-    }
-
-    fn filter_all_remaining(&self) -> bool {
-        self.done
-    }
-}
+pub(crate) type FuzzyRowFilter = RowSetFilter<FuzzyKeys>;
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,7 @@ mod parser;
 mod printer;
 mod row_filters;
 mod row_ranges;
-mod scan_order;
+mod row_set;
 mod value_filters;
 mod wrappers;
 

@@ -15,12 +15,8 @@
 use std::cmp::Ordering;
 
 use bytes::Bytes;
-use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
 
-use super::row_filters::cell_of_row;
-
-use super::scan_order::ScanOrder;
+use super::row_set::{RowSet, RowSetFilter, ScanOrder};
 
 /// One end of a row range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,80 +162,36 @@ fn sort_and_merge(mut ranges: Vec<RowRange>) -> Vec<RowRange> {
     merged
 }
 
-/// The filter; see the module documentation.
-pub(crate) struct MultiRowRangeFilter {
-    /// Disjoint and ascending.
-    ranges: Vec<RowRange>,
-    order: ScanOrder,
-    row_rejected: bool,
-    done: bool,
+/// The ranges of a filter, disjoint and ascending (sorted and merged when made).
+pub(crate) struct RowRanges(Vec<RowRange>);
+
+impl RowRanges {
+    pub(crate) fn new(ranges: Vec<RowRange>) -> Self {
+        RowRanges(sort_and_merge(ranges))
+    }
 }
 
-impl MultiRowRangeFilter {
-    pub(crate) fn new(ranges: Vec<RowRange>) -> Self {
-        MultiRowRangeFilter {
-            ranges: sort_and_merge(ranges),
-            order: ScanOrder::Forward,
-            row_rejected: true,
-            done: false,
-        }
-    }
-
+impl RowSet for RowRanges {
     fn contains(&self, row: &[u8]) -> bool {
         // The ranges starting at or before `row` come first; only the last of them can
         // hold it.
-        let starting = self
-            .ranges
-            .partition_point(|range| !range.starts_after(row));
+        let starting = self.0.partition_point(|range| !range.starts_after(row));
         starting
             .checked_sub(1)
-            .and_then(|index| self.ranges.get(index))
+            .and_then(|index| self.0.get(index))
             .is_some_and(|range| !range.ends_before(row))
     }
 
-    /// No row after `row`, in scan order, lies in a range.
-    fn past_all_ranges(&self, row: &[u8], order: ScanOrder) -> bool {
+    fn passed(&self, row: &[u8], order: ScanOrder) -> bool {
         match order {
-            ScanOrder::Forward => self.ranges.last().is_none_or(|r| r.ends_before(row)),
-            ScanOrder::Reverse => self.ranges.first().is_none_or(|r| r.starts_after(row)),
+            ScanOrder::Forward => self.0.last().is_none_or(|r| r.ends_before(row)),
+            ScanOrder::Reverse => self.0.first().is_none_or(|r| r.starts_after(row)),
         }
     }
 }
 
-impl Filter for MultiRowRangeFilter {
-    fn set_reversed(&mut self, reversed: bool) {
-        self.order = ScanOrder::of(reversed);
-    }
-
-    fn reset(&mut self) {
-        self.row_rejected = true;
-    }
-
-    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
-        if self.done {
-            return RowVerdict::Skip;
-        }
-        self.row_rejected = !self.contains(row);
-        if self.row_rejected {
-            self.done = self.past_all_ranges(row, self.order);
-            RowVerdict::Skip
-        } else {
-            RowVerdict::Include
-        }
-    }
-
-    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
-        cell_of_row(self.row_rejected)
-    }
-
-    fn filter_row(&mut self) -> bool {
-        self.row_rejected
-    }
-
-    fn filter_all_remaining(&self) -> bool {
-        self.done
-    }
-}
+/// The filter; see the module documentation.
+pub(crate) type MultiRowRangeFilter = RowSetFilter<RowRanges>;
 
 #[cfg(test)]
 mod tests {
