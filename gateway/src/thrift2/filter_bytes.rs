@@ -7,9 +7,10 @@
 //! and mapping each filter and comparator onto the filter-language expression that
 //! means the same, including the filters only Tabula's filter language names
 //! (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter; their
-//! argument forms are the regionserver's `filter::compile`'s). A comparator the
-//! filter language has no word for (the long, bit, null, decimal and component
-//! comparators), or an option it cannot say (a column offset of
+//! argument forms are the regionserver's `filter::compile`'s) and the comparators
+//! only it names (`long:`, `bitand:`/`bitor:`/`bitxor:`, `null:` for LongComparator,
+//! BitComparator, NullComparator). A comparator it has no word for (the decimal
+//! and component comparators), or an option it cannot say (a column offset of
 //! ColumnPaginationFilter, a NO_OP comparison), is refused with a message naming it,
 //! never dropped.
 //! Must not: run filters; the regionservers compile and run the string.
@@ -233,6 +234,15 @@ struct RandomRowFilter {
 struct WithComparable {
     #[prost(message, optional, tag = "1")]
     comparable: Option<OneBytes>,
+}
+
+/// `BitComparator`: its operand and how it combines it (1 AND, 2 OR, 3 XOR).
+#[derive(Clone, PartialEq, Message)]
+struct BitComparator {
+    #[prost(message, optional, tag = "1")]
+    comparable: Option<OneBytes>,
+    #[prost(int32, optional, tag = "2")]
+    bitwise_op: Option<i32>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -635,6 +645,34 @@ fn comparator(c: Option<WireComparator>, filter: &str) -> Result<Arg> {
             (b"substring", s.substr.unwrap_or_default().into_bytes())
         }
         "RegexStringComparator" => (b"regexstring", regex_pattern(decode(body, name)?)?),
+        "LongComparator" => {
+            let value = comparable(body, name)?;
+            let bytes: [u8; 8] = value.as_slice().try_into().map_err(|_| {
+                FilterBytesError::Invalid(format!(
+                    "LongComparator holds {} bytes, not 8",
+                    value.len()
+                ))
+            })?;
+            (b"long", i64::from_be_bytes(bytes).to_string().into_bytes())
+        }
+        "BitComparator" => {
+            let bit = decode::<BitComparator>(body, name)?;
+            let kind: &[u8] = match bit.bitwise_op {
+                Some(1) => b"bitand",
+                Some(2) => b"bitor",
+                Some(3) => b"bitxor",
+                other => {
+                    return Err(FilterBytesError::Invalid(format!(
+                        "BitComparator operator {other:?} (1 = AND, 2 = OR, 3 = XOR)"
+                    )))
+                }
+            };
+            (
+                kind,
+                bit.comparable.and_then(|c| c.value).unwrap_or_default(),
+            )
+        }
+        "NullComparator" => (b"null", Vec::new()),
         "" => {
             return Err(FilterBytesError::Invalid(format!(
                 "{filter} has a comparator without a name"
@@ -1056,6 +1094,42 @@ mod tests {
     }
 
     #[test]
+    fn long_bit_and_null_comparators_become_tabulas_comparator_types() {
+        let value_filter = |comparator: Vec<u8>| {
+            let compare = [varint_field(1, 4), bytes_field(2, &comparator)].concat();
+            filter("ValueFilter", &bytes_field(1, &compare))
+        };
+        let long = wire_comparator(
+            "LongComparator",
+            &bytes_field(1, &bytes_field(1, &(-42i64).to_be_bytes())),
+        );
+        assert_eq!(
+            translated(&value_filter(long)),
+            "ValueFilter(>=, 'long:-42')"
+        );
+        let bit = wire_comparator(
+            "BitComparator",
+            &[bytes_field(1, &bytes_field(1, &[0x0f])), varint_field(2, 3)].concat(),
+        );
+        assert_eq!(
+            translated(&value_filter(bit)),
+            "ValueFilter(>=, 'bitxor:\u{f}')"
+        );
+        let null = wire_comparator("NullComparator", &[]);
+        assert_eq!(translated(&value_filter(null)), "ValueFilter(>=, 'null:')");
+        let short = wire_comparator("LongComparator", &bytes_field(1, &bytes_field(1, &[1, 2])));
+        assert!(matches!(
+            filter_string(&value_filter(short)),
+            Err(FilterBytesError::Invalid(m)) if m.contains("2 bytes")
+        ));
+        let no_op = wire_comparator("BitComparator", &bytes_field(1, &bytes_field(1, &[1])));
+        assert!(matches!(
+            filter_string(&value_filter(no_op)),
+            Err(FilterBytesError::Invalid(_))
+        ));
+    }
+
+    #[test]
     fn what_the_filter_language_cannot_say_is_refused_by_name() {
         let retired = filter("FirstKeyValueMatchingQualifiersFilter", &[]);
         assert!(matches!(
@@ -1063,11 +1137,14 @@ mod tests {
             Err(FilterBytesError::Unsupported(n))
                 if n.ends_with("FirstKeyValueMatchingQualifiersFilter")
         ));
-        let long = wire_comparator("LongComparator", &bytes_field(1, &bytes_field(1, &[0; 8])));
-        let compare = [varint_field(1, 2), bytes_field(2, &long)].concat();
+        let decimal = wire_comparator(
+            "BigDecimalComparator",
+            &bytes_field(1, &bytes_field(1, &[0; 5])),
+        );
+        let compare = [varint_field(1, 2), bytes_field(2, &decimal)].concat();
         assert!(matches!(
             filter_string(&filter("ValueFilter", &bytes_field(1, &compare))),
-            Err(FilterBytesError::Unsupported(n)) if n.ends_with("LongComparator")
+            Err(FilterBytesError::Unsupported(n)) if n.ends_with("BigDecimalComparator")
         ));
         let paged = [varint_field(1, 5), bytes_field(3, b"q")].concat();
         assert!(matches!(

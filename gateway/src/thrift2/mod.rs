@@ -21,9 +21,9 @@
 //!   commit's fsync (tables have no durability setting of their own).
 //! - TScan.filterBytes and TGet.filterBytes (filters as HBase's Java client
 //!   serializes them) are translated into the filter language ([`filter_bytes`]) and
-//!   win over filterString, as in HBase; a filter the filter language cannot say
-//!   (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter, the
-//!   long/bit/null/decimal comparators) is a TIOError naming it. filterString runs
+//!   win over filterString, as in HBase; what the filter language cannot say (a
+//!   ColumnPaginationFilter column offset, NO_OP, the decimal and component
+//!   comparators) is a TIOError naming it. filterString runs
 //!   on the same engine as Thrift1; a bad one is an INTERNAL_ERROR naming the
 //!   problem, as HBase's parser throws an unchecked exception.
 //! - deleteMultiple applies each delete on its own and returns the ones that failed

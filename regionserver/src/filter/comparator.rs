@@ -1,6 +1,9 @@
 //! Compare operators and the four comparators of the filter language (`binary`,
-//! `binaryprefix`, `regexstring`, `substring`), and the pair of them that the compare
-//! filters apply to one part of a cell.
+//! `binaryprefix`, `regexstring`, `substring`), the ones Tabula adds for what HBase's
+//! Java clients send serialized (`long`: LongComparator, the value an 8-byte signed
+//! big-endian integer; `bitand`/`bitor`/`bitxor`: BitComparator; `null`:
+//! NullComparator), and the pair of them that the compare filters apply to one part
+//! of a cell.
 //!
 //! Must not: know which part of a cell a filter compares (the filters decide that).
 
@@ -79,6 +82,33 @@ pub enum Comparator {
     /// "Equal" when the cell part (decoded as UTF-8) contains the text, ignoring case.
     /// Holds the text already lower-cased.
     Substring(String),
+    /// The cell part read as an 8-byte signed big-endian integer, against this one; a
+    /// part of another length cannot be compared (HBase's LongComparator throws), so
+    /// no operator holds for it.
+    Long(i64),
+    /// "Equal" when the cell part, as long as the operand, has a non-zero byte once
+    /// combined with it by `op` (HBase's BitComparator); "greater" otherwise.
+    Bit { operand: Bytes, op: BitOp },
+    /// A cell part is never null: always "greater" (HBase's NullComparator).
+    Null,
+}
+
+/// How a [`Comparator::Bit`] combines the cell part with its operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BitOp {
+    And,
+    Or,
+    Xor,
+}
+
+impl BitOp {
+    fn apply(self, a: u8, b: u8) -> u8 {
+        match self {
+            BitOp::And => a & b,
+            BitOp::Or => a | b,
+            BitOp::Xor => a ^ b,
+        }
+    }
 }
 
 impl Comparator {
@@ -99,6 +129,20 @@ impl Comparator {
                 Ok(Comparator::RegexString { pattern, regex })
             }
             b"substring" => Ok(Comparator::Substring(lossy(value).to_lowercase())),
+            b"long" => std::str::from_utf8(value)
+                .ok()
+                .and_then(|text| text.trim().parse::<i64>().ok())
+                .map(Comparator::Long)
+                .ok_or_else(|| FilterError::BadLong(lossy(value))),
+            b"bitand" | b"bitor" | b"bitxor" => Ok(Comparator::Bit {
+                operand: Bytes::copy_from_slice(value),
+                op: match kind {
+                    b"bitand" => BitOp::And,
+                    b"bitor" => BitOp::Or,
+                    _ => BitOp::Xor,
+                },
+            }),
+            b"null" => Ok(Comparator::Null),
             _ => Err(FilterError::UnknownComparatorType(lossy(kind))),
         }
     }
@@ -110,6 +154,11 @@ impl Comparator {
             Comparator::BinaryPrefix(_) => "binaryprefix",
             Comparator::RegexString { .. } => "regexstring",
             Comparator::Substring(_) => "substring",
+            Comparator::Long(_) => "long",
+            Comparator::Bit { op: BitOp::And, .. } => "bitand",
+            Comparator::Bit { op: BitOp::Or, .. } => "bitor",
+            Comparator::Bit { op: BitOp::Xor, .. } => "bitxor",
+            Comparator::Null => "null",
         }
     }
 
@@ -121,10 +170,12 @@ impl Comparator {
         )
     }
 
-    /// How the operand orders against `cell_part`. The match-only comparators answer
-    /// `Equal` for a match and `Greater` otherwise, as HBase's do (0 or 1).
-    pub fn compare_to(&self, cell_part: &[u8]) -> Ordering {
-        match self {
+    /// How the operand orders against `cell_part`; `None` when the part cannot be
+    /// compared (a `long` comparator's part not 8 bytes long). The match-only
+    /// comparators answer `Equal` for a match and `Greater` otherwise, as HBase's do
+    /// (0 or 1).
+    pub fn compare_to(&self, cell_part: &[u8]) -> Option<Ordering> {
+        Some(match self {
             Comparator::Binary(operand) => operand.as_ref().cmp(cell_part),
             Comparator::BinaryPrefix(operand) => {
                 let len = operand.len().min(cell_part.len());
@@ -140,7 +191,19 @@ impl Comparator {
                     .to_lowercase()
                     .contains(needle.as_str()),
             ),
-        }
+            Comparator::Long(operand) => {
+                let bytes: [u8; 8] = cell_part.try_into().ok()?;
+                operand.cmp(&i64::from_be_bytes(bytes))
+            }
+            Comparator::Bit { operand, op } => match_answer(
+                operand.len() == cell_part.len()
+                    && operand
+                        .iter()
+                        .zip(cell_part)
+                        .any(|(a, b)| op.apply(*a, *b) != 0),
+            ),
+            Comparator::Null => Ordering::Greater,
+        })
     }
 }
 
@@ -162,7 +225,9 @@ pub struct Comparison {
 impl Comparison {
     /// Whether `cell_part <op> operand` holds.
     pub fn passes(&self, cell_part: &[u8]) -> bool {
-        self.op.holds(self.comparator.compare_to(cell_part))
+        self.comparator
+            .compare_to(cell_part)
+            .is_some_and(|order| self.op.holds(order))
     }
 }
 
@@ -260,5 +325,44 @@ mod tests {
             Comparator::Binary(v) => assert_eq!(v.as_ref(), b"a:b"),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn long_comparator_reads_eight_byte_signed_values() {
+        let at_least = comparison(CompareOp::GreaterOrEqual, "long:-5");
+        assert!(at_least.passes(&(-5i64).to_be_bytes()));
+        assert!(at_least.passes(&7i64.to_be_bytes()));
+        assert!(!at_least.passes(&(-6i64).to_be_bytes()));
+        // Not 8 bytes: no operator holds, not even !=.
+        assert!(!at_least.passes(b"short"));
+        assert!(!comparison(CompareOp::NotEqual, "long:1").passes(b"short"));
+        assert!(matches!(
+            Comparator::parse(b"long:twelve"),
+            Err(FilterError::BadLong(_))
+        ));
+    }
+
+    #[test]
+    fn bit_comparators_match_when_a_combined_byte_is_set() {
+        let and = Comparison {
+            op: CompareOp::Equal,
+            comparator: Comparator::parse(b"bitand:\x0f").unwrap(),
+        };
+        assert!(and.passes(&[0x01]));
+        assert!(!and.passes(&[0xf0]));
+        // Lengths must agree.
+        assert!(!and.passes(&[0x01, 0x01]));
+        let xor = Comparison {
+            op: CompareOp::Equal,
+            comparator: Comparator::parse(b"bitxor:a").unwrap(),
+        };
+        assert!(!xor.passes(b"a"));
+        assert!(xor.passes(b"b"));
+    }
+
+    #[test]
+    fn null_comparator_finds_every_value_greater() {
+        assert!(!comparison(CompareOp::Equal, "null:").passes(b""));
+        assert!(comparison(CompareOp::NotEqual, "null:").passes(b"x"));
     }
 }

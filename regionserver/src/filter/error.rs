@@ -51,11 +51,14 @@ pub enum FilterError {
     /// A comparator argument without the `type:` part.
     #[error("Incorrect comparator '{0}': expected 'type:value'")]
     MalformedComparator(String),
-    /// A comparator type other than binary, binaryprefix, regexstring or substring.
+    /// A comparator type the language does not know.
     #[error(
-        "Incorrect comparator type '{0}': expected binary, binaryprefix, regexstring or substring"
+        "Incorrect comparator type '{0}': expected binary, binaryprefix, regexstring or substring (or long, bitand, bitor, bitxor, null)"
     )]
     UnknownComparatorType(String),
+    /// A `long:` comparator whose value is not a decimal 64-bit integer.
+    #[error("Incorrect long comparator value '{0}': expected a decimal 64-bit integer")]
+    BadLong(String),
     /// regexstring and substring only answer "matches" or "does not match".
     #[error("{comparator} comparator only allows = and !=")]
     ComparatorOperator { comparator: &'static str },

@@ -321,7 +321,7 @@ fn build_errors_name_the_filter_and_argument() {
         ),
         (
             "ValueFilter(=, 'Binary:a')",
-            "Incorrect comparator type 'Binary': expected binary, binaryprefix, regexstring or substring",
+            "Incorrect comparator type 'Binary': expected binary, binaryprefix, regexstring or substring (or long, bitand, bitor, bitxor, null)",
         ),
         (
             "SingleColumnValueFilter('f', 'q', =, 'binary:v', true)",

@@ -57,6 +57,12 @@ final class FilterBytes {
         return named("BinaryComparator", bytesField(1, bytesField(1, Bytes.b(value))));
     }
 
+    /** LongComparator: the value as 8 signed big-endian bytes. */
+    static byte[] longValue(long value) {
+        byte[] bytes = java.nio.ByteBuffer.allocate(8).putLong(value).array();
+        return named("LongComparator", bytesField(1, bytesField(1, bytes)));
+    }
+
     /** RegexStringComparator with java.util.regex.Pattern flags. */
     static byte[] regex(String pattern, int flags) {
         return named("RegexStringComparator",

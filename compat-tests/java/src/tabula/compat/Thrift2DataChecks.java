@@ -204,6 +204,21 @@ final class Thrift2DataChecks {
             eq("SingleColumnValueFilter that fails", List.of(), values(c.t2().get(bb(t), none)));
         });
 
+        s.thrift2("t2.get.filterBytes_LongComparator", c -> {
+            String t = createTable(c);
+            TPut p = new TPut(bb("r"), List.of(new TColumnValue(bb("cf1"), bb("n"),
+                    java.nio.ByteBuffer.wrap(java.nio.ByteBuffer.allocate(8).putLong(100L).array()))));
+            c.t2().put(bb(t), p);
+            TGet atLeast50 = tget("r");
+            atLeast50.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.GREATER_OR_EQUAL,
+                    FilterBytes.longValue(50L)));
+            eq("cells whose long value is >= 50", 1, c.t2().get(bb(t), atLeast50).getColumnValuesSize());
+            TGet atLeast200 = tget("r");
+            atLeast200.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.GREATER_OR_EQUAL,
+                    FilterBytes.longValue(200L)));
+            eq("cells whose long value is >= 200", 0, c.t2().get(bb(t), atLeast200).getColumnValuesSize());
+        });
+
         s.thrift2("t2.get.bad_filterString_is_INTERNAL_ERROR", c -> {
             String t = createTable(c);
             put(c.t2(), t, "r", cv("cf1", "a", "1"));
