@@ -564,9 +564,16 @@ fn scanners() {
     let e = tio(c.open_scanner(t.clone(), s));
     assert!(e.message.unwrap_or_default().contains("filterBytes"));
     let mut s = tscan2();
-    s.filter_bytes = Some(hbase_filter("FuzzyRowFilter", &[]));
+    s.filter_bytes = Some(hbase_filter("FirstKeyValueMatchingQualifiersFilter", &[]));
     let e = tio(c.open_scanner(t.clone(), s));
-    assert!(e.message.unwrap_or_default().contains("FuzzyRowFilter"));
+    assert!(e
+        .message
+        .unwrap_or_default()
+        .contains("FirstKeyValueMatchingQualifiersFilter"));
+    // A FuzzyRowFilter without fuzzy keys keeps no row, as in HBase.
+    let mut s = tscan2();
+    s.filter_bytes = Some(hbase_filter("FuzzyRowFilter", &[]));
+    assert!(c.get_scanner_results(t.clone(), s, 100).unwrap().is_empty());
     // Unknown family and missing table.
     let mut s = tscan2();
     s.columns = Some(vec![col("zz", None)]);

@@ -464,13 +464,11 @@ fn multi_row_range(m: MultiRowRangeFilter) -> Result<FilterExpr> {
 }
 
 /// One (key, mask) pair per fuzzy key, the mask rewritten as the filter language's
-/// digits. HBase takes an empty list (and returns no rows); the filter language
-/// refuses a fuzzy filter that can match nothing, and so does this.
+/// digits. HBase takes an empty list and returns no rows; the filter language wants
+/// at least one key, so an empty list is the filter that keeps no row.
 fn fuzzy_row(f: FuzzyRowFilter) -> Result<FilterExpr> {
     if f.fuzzy_keys_data.is_empty() {
-        return Err(FilterBytesError::Invalid(
-            "FuzzyRowFilter without fuzzy keys".into(),
-        ));
+        return Ok(call("FilterAllFilter", Vec::new()));
     }
     let mut args = Vec::with_capacity(f.fuzzy_keys_data.len() * 2);
     for pair in f.fuzzy_keys_data {
@@ -1067,10 +1065,11 @@ mod tests {
             filter_string(&no_mask),
             Err(FilterBytesError::Invalid(_))
         ));
-        assert!(matches!(
-            filter_string(&filter("FuzzyRowFilter", &[])),
-            Err(FilterBytesError::Invalid(m)) if m.contains("FuzzyRowFilter")
-        ));
+        // No fuzzy keys: HBase returns no rows.
+        assert_eq!(
+            translated(&filter("FuzzyRowFilter", &[])),
+            "FilterAllFilter()"
+        );
     }
 
     #[test]
