@@ -194,9 +194,13 @@ final class Thrift2ScanChecks {
             regex.setFilterBytes(FilterBytes.compare("RowFilter", FilterBytes.EQUAL,
                     FilterBytes.regex("^A", java.util.regex.Pattern.CASE_INSENSITIVE)));
             eq("case-insensitive RegexStringComparator", List.of("a1", "a2", "ab"), rows(scan(c, t, regex)));
-            TScan fuzzy = new TScan();
-            fuzzy.setFilterBytes(FilterBytes.named("FuzzyRowFilter", new byte[0]));
-            refused("openScanner with a FuzzyRowFilter", () -> c.t2().openScanner(bb(t), fuzzy));
+            TScan noKeys = new TScan();
+            noKeys.setFilterBytes(FilterBytes.named("FuzzyRowFilter", new byte[0]));
+            eq("a FuzzyRowFilter without fuzzy keys", List.of(), rows(scan(c, t, noKeys)));
+            TScan retired = new TScan();
+            retired.setFilterBytes(FilterBytes.named("FirstKeyValueMatchingQualifiersFilter", new byte[0]));
+            refused("openScanner with a filter Tabula does not run",
+                    () -> c.t2().openScanner(bb(t), retired));
         });
 
         s.thrift2("t2.openScanner.bad_filterString_is_INTERNAL_ERROR", c -> {
