@@ -12,6 +12,11 @@
 //!    [`Filter::filter_cell`], and for included cells [`Filter::transform_cell`].
 //! 4. [`Filter::filter_row_cells`] with the row's included cells (may edit them).
 //! 5. [`Filter::filter_row`]: true drops the row.
+//!
+//! After a row skipped by its key (step 2), scans ask [`Filter::skip_hint`] how far
+//! they may go without showing the filter the rows in between (HBase's
+//! SEEK_NEXT_USING_HINT): a filter keeping a few ranges of a large table sends the
+//! read straight to the next range instead of through every row before it.
 
 use crate::types::Cell;
 
@@ -43,6 +48,21 @@ pub enum CellVerdict {
     EndScan,
 }
 
+/// How far a scan may pass over rows after one was skipped by its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipHint {
+    /// Show the filter the key of every row: skipping rows unseen could change what
+    /// it does with later ones (it ends the scan at the first row failing a test).
+    SeeEveryRow,
+    /// Rows may be passed over unseen, but the filter names no row to go to.
+    Indifferent,
+    /// Every row before this bound in scan order would be skipped by its key, and
+    /// passing over them unseen changes nothing. Forward, the next row read is the
+    /// first at or above the bound; reversed, the first below it. A bound not past
+    /// the skipped row is ignored.
+    SkipTo(Vec<u8>),
+}
+
 /// A server-side filter. Implementations keep per-row state between `reset` calls.
 pub trait Filter: Send {
     /// Told once, before the first row, that the scan walks rows in descending
@@ -56,6 +76,13 @@ pub trait Filter: Send {
     /// Decides on a row from its key alone.
     fn filter_row_key(&mut self, _row: &[u8]) -> RowVerdict {
         RowVerdict::Include
+    }
+
+    /// Called right after [`Filter::filter_row_key`] skipped `row` (whichever part of
+    /// a filter list rejected it): see [`SkipHint`]. A filter whose state depends on
+    /// seeing every row key must answer [`SkipHint::SeeEveryRow`].
+    fn skip_hint(&self, _row: &[u8]) -> SkipHint {
+        SkipHint::Indifferent
     }
 
     /// Decides on one cell.

@@ -8,9 +8,10 @@
 //! matches when its bytes agree with the key's fixed positions it reaches). Once the
 //! scan has moved past every row any key can match (reverse scans included) the
 //! filter filters all remaining rows, ending the scan.
-//! The engine has no seek hints, so non-matching rows are read and skipped by key
-//! rather than jumped over. (The language requires at least one key; the filter
-//! itself, given none, passes no row.)
+//! A row no key matches sends the scan to the nearest row in its direction that a
+//! key may match (computed from the first position where the row breaks each key),
+//! so runs of non-matching rows are jumped over rather than read. (The language
+//! requires at least one key; the filter itself, given none, passes no row.)
 //!
 //! Must not: parse arguments (compile does) or combine filters (list, wrappers).
 
@@ -74,6 +75,55 @@ impl FuzzyKey {
 }
 
 /// The fuzzy keys of a filter: a row is kept when it matches any.
+/// The first position where `row` breaks `key` (a fixed byte it differs at), with
+/// the row's and the key's byte there.
+fn first_break(key: &FuzzyKey, row: &[u8]) -> Option<(usize, u8, u8)> {
+    key.positions()
+        .zip(row)
+        .enumerate()
+        .find(|(_, ((key, fixed), byte))| *fixed && key != *byte)
+        .map(|(at, ((key, _), byte))| (at, *byte, key))
+}
+
+impl FuzzyKey {
+    /// For a `row` this key does not match, a bound no row between `row` and which
+    /// (in scan `order`) this key matches, as [`RowSet::resume_at`] means it; `None`
+    /// when the key matches no row further on.
+    fn resume_at(&self, row: &[u8], order: ScanOrder) -> Option<Vec<u8>> {
+        let (at, byte, wanted) = first_break(self, row)?;
+        let kept = row.get(..at)?;
+        let mut bound = Vec::with_capacity(at + 1);
+        match (order, byte < wanted) {
+            // Below the wanted byte: the rows from the row's prefix with that byte.
+            (ScanOrder::Forward, true) => {
+                bound.extend_from_slice(kept);
+                bound.push(wanted);
+            }
+            // Above it: raise the last free byte before it that can rise (rows
+            // keeping the prefix up to there all break the key at `at` or earlier).
+            (ScanOrder::Forward, false) => {
+                let free = (0..at).rev().find(|&i| {
+                    self.fixed.get(i) == Some(&false) && row.get(i).is_some_and(|b| *b < u8::MAX)
+                })?;
+                bound.extend_from_slice(row.get(..free)?);
+                bound.push(row.get(free)?.checked_add(1)?);
+            }
+            // Above the wanted byte: the rows with the wanted byte there, and below.
+            (ScanOrder::Reverse, false) => {
+                bound.extend_from_slice(kept);
+                bound.push(wanted.checked_add(1)?);
+            }
+            // Below it: every row keeping the prefix breaks the key at `at`, so the
+            // prefix itself (which the key matches) and what sorts below it.
+            (ScanOrder::Reverse, true) => {
+                bound.extend_from_slice(kept);
+                bound.push(0);
+            }
+        }
+        Some(bound)
+    }
+}
+
 pub(crate) struct FuzzyKeys(pub(crate) Vec<FuzzyKey>);
 
 impl RowSet for FuzzyKeys {
@@ -83,6 +133,15 @@ impl RowSet for FuzzyKeys {
 
     fn passed(&self, row: &[u8], order: ScanOrder) -> bool {
         self.0.iter().all(|key| key.passed(row, order))
+    }
+
+    fn resume_at(&self, row: &[u8], order: ScanOrder) -> Option<Vec<u8>> {
+        // The nearest of the keys' bounds; a key without one matches nothing further.
+        let bounds = self.0.iter().filter_map(|key| key.resume_at(row, order));
+        match order {
+            ScanOrder::Forward => bounds.min(),
+            ScanOrder::Reverse => bounds.max(),
+        }
     }
 }
 

@@ -21,11 +21,16 @@
 //! sub-filter's transform; OR chains those of the sub-filters that included the cell.
 //! `filter_row_cells` runs every sub-filter in order; `needs_whole_row` when any needs it.
 //!
+//! Skip hints (after a rejected row key): AND goes as far as the farthest bound of a
+//! sub-filter that rejected the row (each rejects everything before its own), unless a
+//! sub-filter must see every row; OR goes only as far as the nearest bound, and only
+//! when every sub-filter still asked named one.
+//!
 //! Must not: know any particular sub-filter.
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
 
 /// How far a cell verdict moves the read on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,19 +84,35 @@ pub(crate) fn or_verdict(a: CellVerdict, b: CellVerdict) -> CellVerdict {
     join(a_in || b_in, a_reach.min(b_reach))
 }
 
+/// The bound of two [`SkipHint::SkipTo`]s lying farther on in scan order (`farther`)
+/// or nearer.
+fn pick_bound(a: Vec<u8>, b: Vec<u8>, reversed: bool, farther: bool) -> Vec<u8> {
+    // Forward scans go up, reversed ones down.
+    if (a > b) == (farther != reversed) {
+        a
+    } else {
+        b
+    }
+}
+
 /// MUST_PASS_ALL.
 pub(crate) struct AndList {
     filters: Vec<Box<dyn Filter>>,
+    reversed: bool,
 }
 
 impl AndList {
     pub(crate) fn new(filters: Vec<Box<dyn Filter>>) -> Self {
-        AndList { filters }
+        AndList {
+            filters,
+            reversed: false,
+        }
     }
 }
 
 impl Filter for AndList {
     fn set_reversed(&mut self, reversed: bool) {
+        self.reversed = reversed;
         for filter in &mut self.filters {
             filter.set_reversed(reversed);
         }
@@ -118,6 +139,26 @@ impl Filter for AndList {
             };
         }
         verdict
+    }
+
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        if self.filter_all_remaining() {
+            return SkipHint::Indifferent;
+        }
+        let mut bound: Option<Vec<u8>> = None;
+        for filter in &self.filters {
+            match filter.skip_hint(row) {
+                SkipHint::SeeEveryRow => return SkipHint::SeeEveryRow,
+                SkipHint::Indifferent => {}
+                SkipHint::SkipTo(theirs) => {
+                    bound = Some(match bound {
+                        None => theirs,
+                        Some(mine) => pick_bound(mine, theirs, self.reversed, true),
+                    });
+                }
+            }
+        }
+        bound.map_or(SkipHint::Indifferent, SkipHint::SkipTo)
     }
 
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
@@ -199,17 +240,23 @@ impl Memory {
 pub(crate) struct OrList {
     filters: Vec<Box<dyn Filter>>,
     memories: Vec<Memory>,
+    reversed: bool,
 }
 
 impl OrList {
     pub(crate) fn new(filters: Vec<Box<dyn Filter>>) -> Self {
         let memories = filters.iter().map(|_| Memory::default()).collect();
-        OrList { filters, memories }
+        OrList {
+            filters,
+            memories,
+            reversed: false,
+        }
     }
 }
 
 impl Filter for OrList {
     fn set_reversed(&mut self, reversed: bool) {
+        self.reversed = reversed;
         for filter in &mut self.filters {
             filter.set_reversed(reversed);
         }
@@ -245,6 +292,29 @@ impl Filter for OrList {
             RowVerdict::EndScan
         } else {
             RowVerdict::Skip
+        }
+    }
+
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        // Sub-filters that filter all remaining are never asked again: they keep
+        // no row anywhere and do not limit the skip.
+        let mut bound: Option<Vec<u8>> = None;
+        let mut indifferent = false;
+        for filter in self.filters.iter().filter(|f| !f.filter_all_remaining()) {
+            match filter.skip_hint(row) {
+                SkipHint::SeeEveryRow => return SkipHint::SeeEveryRow,
+                SkipHint::Indifferent => indifferent = true,
+                SkipHint::SkipTo(theirs) => {
+                    bound = Some(match bound {
+                        None => theirs,
+                        Some(mine) => pick_bound(mine, theirs, self.reversed, false),
+                    });
+                }
+            }
+        }
+        match bound {
+            Some(bound) if !indifferent => SkipHint::SkipTo(bound),
+            _ => SkipHint::Indifferent,
         }
     }
 

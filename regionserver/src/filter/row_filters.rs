@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
 
 use super::comparator::Comparison;
 
@@ -76,6 +76,20 @@ impl Filter for PrefixFilter {
         row_verdict(self.row_rejected)
     }
 
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        if !self.row_rejected || self.passed_prefix {
+            return SkipHint::Indifferent;
+        }
+        // Coming towards the prefix: its first row going up, and going down the
+        // first row past every key starting with it.
+        let bound = if self.reversed {
+            prefix_end(&self.prefix).filter(|end| row >= end.as_slice())
+        } else {
+            (row < self.prefix.as_ref()).then(|| self.prefix.to_vec())
+        };
+        bound.map_or(SkipHint::Indifferent, SkipHint::SkipTo)
+    }
+
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
         cell_of_row(self.row_rejected)
     }
@@ -87,6 +101,16 @@ impl Filter for PrefixFilter {
     fn filter_all_remaining(&self) -> bool {
         self.passed_prefix
     }
+}
+
+/// The first row sorting after every row starting with `prefix` (its last byte below
+/// 0xff raised by one, the bytes after it dropped); `None` when there is none.
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let last = prefix.iter().rposition(|b| *b < u8::MAX)?;
+    let mut end = prefix.get(..=last)?.to_vec();
+    let byte = end.last_mut()?;
+    *byte = byte.checked_add(1)?;
+    Some(end)
 }
 
 /// `InclusiveStopFilter('stop')`: rows up to and including `stop`, then the scan ends.

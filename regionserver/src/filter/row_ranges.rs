@@ -7,8 +7,8 @@
 //! and the ranges are sorted and merged where they overlap or touch, so a row passes
 //! when it lies in any of them. Once the scan has moved past the last range in its
 //! direction (reverse scans included) the filter filters all remaining rows, ending
-//! the scan. The engine has no seek hints, so rows
-//! between ranges are read and skipped by key rather than jumped over.
+//! the scan. A row between ranges sends the scan straight to the next range in its
+//! direction, so the rows between are never read.
 //!
 //! Must not: parse arguments (compile does) or combine filters (list, wrappers).
 
@@ -188,6 +188,37 @@ impl RowSet for RowRanges {
             ScanOrder::Reverse => self.0.first().is_none_or(|r| r.starts_after(row)),
         }
     }
+
+    fn resume_at(&self, row: &[u8], order: ScanOrder) -> Option<Vec<u8>> {
+        match order {
+            // The first range starting above `row`: its first row.
+            ScanOrder::Forward => {
+                let next = self.0.partition_point(|range| !range.starts_after(row));
+                match &self.0.get(next)?.start {
+                    Bound::Open => None,
+                    Bound::Inclusive(start) => Some(start.to_vec()),
+                    Bound::Exclusive(start) => Some(row_after(start)),
+                }
+            }
+            // The last range ending below `row`: just above its last row.
+            ScanOrder::Reverse => {
+                let ended = self.0.partition_point(|range| range.ends_before(row));
+                match &self.0.get(ended.checked_sub(1)?)?.stop {
+                    Bound::Open => None,
+                    Bound::Inclusive(stop) => Some(row_after(stop)),
+                    Bound::Exclusive(stop) => Some(stop.to_vec()),
+                }
+            }
+        }
+    }
+}
+
+/// The first row sorting after `row`: `row` with a zero byte appended.
+fn row_after(row: &[u8]) -> Vec<u8> {
+    let mut next = Vec::with_capacity(row.len() + 1);
+    next.extend_from_slice(row);
+    next.push(0);
+    next
 }
 
 /// The filter; see the module documentation.

@@ -1,13 +1,15 @@
 //! Filters keeping the rows of a set known up front (FuzzyRowFilter's keys,
-//! MultiRowRangeFilter's ranges): [`RowSetFilter`] judges each row by key, and ends
-//! the scan once no row further on in the scan's direction can be in the set. The
+//! MultiRowRangeFilter's ranges): [`RowSetFilter`] judges each row by key, sends the
+//! scan past a rejected row straight to where the set's rows resume (a
+//! [`SkipHint::SkipTo`]), and ends the scan once no row further on in the scan's
+//! direction can be in the set. The
 //! regionserver tells every filter of a reversed scan before its first row
 //! ([`tabula_storage::Filter::set_reversed`]); a get reads forward.
 //!
 //! Must not: know what a set holds (the sets do: `fuzzy_row`, `row_ranges`).
 
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
 
 use super::row_filters::cell_of_row;
 
@@ -38,6 +40,10 @@ pub(crate) trait RowSet: Send {
     fn contains(&self, row: &[u8]) -> bool;
     /// No row after `row` in scan `order` is in the set.
     fn passed(&self, row: &[u8], order: ScanOrder) -> bool;
+    /// For a `row` not in the set, a bound in the [`SkipHint::SkipTo`] sense: no row
+    /// between `row` and it in scan `order` is in the set (forward, every row below
+    /// the bound; reverse, every row at or above it). `None` names no bound.
+    fn resume_at(&self, row: &[u8], order: ScanOrder) -> Option<Vec<u8>>;
 }
 
 /// The filter keeping the rows of `S`.
@@ -78,6 +84,16 @@ impl<S: RowSet> Filter for RowSetFilter<S> {
             RowVerdict::Skip
         } else {
             RowVerdict::Include
+        }
+    }
+
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        if self.done || !self.row_rejected {
+            return SkipHint::Indifferent;
+        }
+        match self.set.resume_at(row, self.order) {
+            Some(bound) => SkipHint::SkipTo(bound),
+            None => SkipHint::Indifferent,
         }
     }
 

@@ -10,7 +10,7 @@
 //! Must not: know any particular wrapped filter.
 
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
 
 use super::list::includes;
 
@@ -45,6 +45,10 @@ impl Filter for SkipFilter {
             self.row_failed = true;
         }
         verdict
+    }
+
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        self.inner.skip_hint(row)
     }
 
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
@@ -112,6 +116,16 @@ impl Filter for WhileMatchFilter {
             self.ended = true;
         }
         verdict
+    }
+
+    fn skip_hint(&self, _row: &[u8]) -> SkipHint {
+        if self.filter_all_remaining() {
+            SkipHint::Indifferent
+        } else {
+            // Still matching: the wrapped filter must judge every row, the first it
+            // fails ending the scan.
+            SkipHint::SeeEveryRow
+        }
     }
 
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
@@ -188,6 +202,10 @@ impl Filter for ScanFilter {
             RowVerdict::Skip if self.inner.filter_all_remaining() => RowVerdict::EndScan,
             verdict => verdict,
         }
+    }
+
+    fn skip_hint(&self, row: &[u8]) -> SkipHint {
+        self.inner.skip_hint(row)
     }
 
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {

@@ -15,7 +15,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::{Tablet, Version};
 use crate::error::Result;
-use crate::filter::{Filter, RowVerdict};
+use crate::filter::{Filter, RowVerdict, SkipHint};
 use crate::iter::KvIter;
 use crate::key;
 use crate::merge::merged;
@@ -272,6 +272,7 @@ impl Tablet {
             done: false,
             end_after_row: false,
             positioned: false,
+            hinted_target: None,
             ended_by_filter: false,
         })
     }
@@ -321,6 +322,9 @@ pub struct TabletScanner {
     end_after_row: bool,
     /// False until the first row is sought.
     positioned: bool,
+    /// Where the next row is sought instead of the row after the current one: set
+    /// when the filter skipped a row and named where the rows it keeps resume.
+    hinted_target: Option<Vec<u8>>,
     /// The filter ended the scan (WHILE, PageFilter...): later tablets of the same
     /// scan must not be read either.
     ended_by_filter: bool,
@@ -398,7 +402,12 @@ impl TabletScanner {
                 f.reset();
                 match f.filter_row_key(&row) {
                     RowVerdict::Include => {}
-                    RowVerdict::Skip => continue,
+                    RowVerdict::Skip => {
+                        if let SkipHint::SkipTo(bound) = f.skip_hint(&row) {
+                            self.hinted_target = hinted_target(&row, &bound, self.reverse);
+                        }
+                        continue;
+                    }
                     RowVerdict::EndScan => {
                         self.ended_by_filter = true;
                         return Ok(None);
@@ -442,13 +451,16 @@ impl TabletScanner {
         if self.reverse {
             // After the first row, the row below the current one: the last entry
             // before the current row's start.
-            let target = if self.positioned {
+            let target = if let Some(hinted) = &self.hinted_target {
+                hinted
+            } else if self.positioned {
                 &self.row_key
             } else {
                 self.positioned = true;
                 &self.next_target
             };
             self.iter.seek_for_prev(target)?;
+            self.hinted_target = None;
             if !self.iter.valid() {
                 return Ok(None);
             }
@@ -461,7 +473,11 @@ impl TabletScanner {
             }
             Ok(Some((row, prefix_len)))
         } else {
-            if self.positioned {
+            if let Some(hinted) = self.hinted_target.take() {
+                // The cursor stands in the skipped row: a few steps reach a hinted
+                // row close by, a seek one far away.
+                crate::read::skip_to(self.iter.as_mut(), &hinted)?;
+            } else if self.positioned {
                 crate::read::skip_past_row(
                     self.iter.as_mut(),
                     &self.row_key,
@@ -482,6 +498,15 @@ impl TabletScanner {
             Ok(Some((row, prefix_len)))
         }
     }
+}
+
+/// The seek target of a filter's [`SkipHint::SkipTo`] after it skipped `row`: the
+/// first key of `bound`'s row (a forward seek lands on the first row at or above it;
+/// a reversed one, seeking for the entry before it, on the last row below it).
+/// `None` when the bound is not past `row` in scan order.
+fn hinted_target(row: &[u8], bound: &[u8], reverse: bool) -> Option<Vec<u8>> {
+    let past = if reverse { bound < row } else { bound > row };
+    past.then(|| key::row_start(bound))
 }
 
 fn bad_key() -> crate::error::Error {

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
 
 use crate::filter::parse_filter;
 
@@ -43,19 +43,59 @@ fn same_column(a: &Cell, b: &Cell) -> bool {
 
 /// Runs `filter` over `rows` the way the engine does, returning the rows it emits.
 pub(crate) fn run_filter(filter: &mut dyn Filter, rows: &[Row]) -> Vec<Row> {
+    run_filter_with(filter, rows, Hints::Follow)
+}
+
+/// Whether the driver passes over rows a filter's skip hint names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hints {
+    /// As the engine does: rows before a [`SkipHint::SkipTo`] bound are not shown.
+    Follow,
+    /// Every row is shown to the filter.
+    Ignore,
+}
+
+/// [`run_filter`], following the filter's skip hints or not.
+pub(crate) fn run_filter_with(filter: &mut dyn Filter, rows: &[Row], hints: Hints) -> Vec<Row> {
     // Rows in descending order are a reversed scan, which the regionserver tells
     // the filter before the first row.
     let descending = matches!(rows, [(first, _), (second, _), ..] if second < first);
     filter.set_reversed(descending);
     let mut emitted = Vec::new();
+    let mut skip_to: Option<Vec<u8>> = None;
     'rows: for (key, cells) in rows {
+        if let Some(bound) = &skip_to {
+            let before_bound = if descending {
+                key.as_ref() >= bound.as_slice()
+            } else {
+                key.as_ref() < bound.as_slice()
+            };
+            if before_bound {
+                continue;
+            }
+            skip_to = None;
+        }
         if filter.filter_all_remaining() {
             break;
         }
         filter.reset();
         match filter.filter_row_key(key) {
             RowVerdict::Include => {}
-            RowVerdict::Skip => continue,
+            RowVerdict::Skip => {
+                if let (Hints::Follow, SkipHint::SkipTo(bound)) = (hints, filter.skip_hint(key)) {
+                    let past = if descending {
+                        bound.as_slice() < key.as_ref()
+                    } else {
+                        bound.as_slice() > key.as_ref()
+                    };
+                    assert!(
+                        past || bound.as_slice() == key.as_ref(),
+                        "a skip hint points back: {bound:?} from {key:?}"
+                    );
+                    skip_to = past.then_some(bound);
+                }
+                continue;
+            }
             RowVerdict::EndScan => break,
         }
         let mut included = Vec::new();

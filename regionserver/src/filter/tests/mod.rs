@@ -8,4 +8,5 @@ mod harness;
 mod parsing;
 mod properties;
 mod row_and_column_filters;
+mod skip_hints;
 mod value_filters;
