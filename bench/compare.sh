@@ -2,11 +2,12 @@
 # Tabula over the wire, side by side with its reference points, in one run on one
 # machine: the RPC ceiling (tabula serve --null-backend), Redis (redis-server and
 # redis-benchmark), the Bigtable paper's single-tablet-server figures, scale (1 M and
-# 10 M rows), memory during a large load, and as-of-T reads of a 100,000-version cell.
+# 10 M rows), memory during a large load, as-of-T reads of a 100,000-version cell, and
+# scans whose filter keeps a few rows of the table, with and without skip hints.
 #
-#   bench/compare.sh [section ...]      sections: ceiling redis bigtable versions scale
-#                                       (default: ceiling redis bigtable versions;
-#                                       "all" adds scale, the 1 M / 10 M rows runs)
+#   bench/compare.sh [section ...]      sections: ceiling redis bigtable versions filters
+#                                       scale (default: ceiling redis bigtable versions
+#                                       filters; "all" adds scale, the 1 M / 10 M rows runs)
 #
 # Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
 # default 1000000), OPERATIONS (per timed run, default 200000), CEILING_ROUNDS (5,
@@ -39,8 +40,8 @@ CLIENT_SCHED="${CLIENT_SCHED:-batch}"
 OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions)
-[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions scale)
+[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions filters)
+[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions filters scale)
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -292,6 +293,40 @@ run_versions() {
     stop_server
 }
 
+# Whole-table scans (one connection, each scan from the first row) whose filter keeps
+# a few rows: four 20-row ranges (MultiRowRangeFilter), the rows whose key has zeros
+# around three free digits (FuzzyRowFilter), the 10,000 rows of one prefix
+# (PrefixFilter). Each runs twice: as given, where the filter's skip hints send the
+# scan straight to the rows it keeps, and behind a WHILE that passes every row, which
+# makes the filter see every row key (the scan then reads the whole table), so the
+# pair shows what the hints save.
+run_filters() {
+    start_tabula filters
+    load_rows filters-load "$RECORDS"
+    local row ranges="" fuzzy prefix every_row
+    row() { printf "row%010d" "$1"; }
+    for at in $((RECORDS / 100)) $((RECORDS * 3 / 10)) $((RECORDS * 6 / 10)) $((RECORDS * 96 / 100)); do
+        ranges="$ranges${ranges:+, }'$(row "$at")', true, '$(row $((at + 20)))', false"
+    done
+    fuzzy="FuzzyRowFilter('row0000000000', '0000001110000')"
+    prefix="PrefixFilter('$(row $((RECORDS * 4 / 10)) | cut -c1-9)')"
+    every_row=" AND (WHILE RowFilter(>=, 'binary:row'))"
+    local scan_rows=$((RECORDS * 2)) kind filter
+    for kind in ranges fuzzy prefix; do
+        case "$kind" in
+            ranges) filter="MultiRowRangeFilter($ranges)" ;;
+            fuzzy) filter="$fuzzy" ;;
+            prefix) filter="$prefix" ;;
+        esac
+        CONNECTIONS=1 bench "filters-$kind" --workloads scan --records "$RECORDS" \
+            --scan-rows "$scan_rows" --operations "$((scan_rows * 20))" --scan-filter "$filter"
+        CONNECTIONS=1 bench "filters-$kind-every-row" --workloads scan --records "$RECORDS" \
+            --scan-rows "$scan_rows" --operations "$((scan_rows * 5))" \
+            --scan-filter "$filter$every_row"
+    done
+    stop_server
+}
+
 run_scale() {
     for rows in $SCALE_ROWS; do
         start_tabula "scale-$rows"
@@ -318,6 +353,7 @@ for section in "${sections[@]}"; do
         redis) run_redis ;;
         bigtable) run_bigtable ;;
         versions) run_versions ;;
+        filters) run_filters ;;
         scale) run_scale ;;
         *) echo "unknown section $section" >&2; exit 2 ;;
     esac

@@ -194,6 +194,46 @@ def section_versions(runs):
     ]
 
 
+# The filtered scans of bench/compare.sh's filters section: label, description.
+FILTERED_SCANS = [
+    ("ranges", "MultiRowRangeFilter, four 20-row ranges"),
+    ("fuzzy", "FuzzyRowFilter, three free digits"),
+    ("prefix", "PrefixFilter, one 10,000-row prefix"),
+]
+
+
+def section_filters(runs):
+    lines = []
+    for kind, name in FILTERED_SCANS:
+        hinted = find(runs, "filters-%s" % kind, "scan")
+        every = find(runs, "filters-%s-every-row" % kind, "scan")
+        if not (hinted and every and hinted["ops"] and every["ops"]):
+            continue
+        h, e = hinted["ops"][0], every["ops"][0]
+        if not (h["count"] and e["count"]):
+            continue
+        lines.append(
+            "| %s | %s | %s | %.2f | %.2f | %.0fx |"
+            % (
+                name,
+                fmt(h["units"] / h["count"]),
+                fmt(hinted["records"]),
+                h["mean_us"] / 1000.0,
+                e["mean_us"] / 1000.0,
+                e["mean_us"] / max(h["mean_us"], 1),
+            )
+        )
+    if not lines:
+        return []
+    header = [
+        "### Filtered whole-table scans (skip hints)",
+        "",
+        "| filter | rows kept | table rows | ms per scan | ms, every row shown | saved |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    return header + lines + [""]
+
+
 def section_scale(runs):
     sizes = sorted(
         {int(m.group(1)) for r in runs for m in [re.match(r"scale-(\d+)$", r.get("label", ""))] if m}
@@ -272,6 +312,7 @@ def main():
     lines += section_redis(runs, out)
     lines += section_bigtable(runs)
     lines += section_versions(runs)
+    lines += section_filters(runs)
     lines += section_scale(runs)
     lines += section_memory(runs, out)
     print("\n".join(lines))

@@ -22,6 +22,9 @@ use tabula_storage::{
 
 const NOW: i64 = 1_000_000;
 
+/// Rows a scan returned, as (row, value of `f:q`).
+type Rows = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Keeps the rows of a set; after a row outside it, hints at the next row of the set
 /// in scan order (or names none, when `hints` is off).
 struct KeepRows {
@@ -62,7 +65,13 @@ impl Filter for KeepRows {
             self.keep.range(row.to_vec()..).next().cloned()
         };
         // Past the last kept row: a bound beyond every row ends the read.
-        SkipHint::SkipTo(bound.unwrap_or_else(|| if self.reversed { Vec::new() } else { vec![0xff; 8] }))
+        SkipHint::SkipTo(bound.unwrap_or_else(|| {
+            if self.reversed {
+                Vec::new()
+            } else {
+                vec![0xff; 8]
+            }
+        }))
     }
 }
 
@@ -100,7 +109,7 @@ fn scan(
     start: &[u8],
     stop: &[u8],
     reverse: bool,
-) -> (Vec<(Vec<u8>, Vec<u8>)>, usize) {
+) -> (Rows, usize) {
     let shown = Arc::new(AtomicUsize::new(0));
     let filter = KeepRows {
         keep: keep.clone(),
@@ -140,7 +149,7 @@ fn expected(
     start: &[u8],
     stop: &[u8],
     reverse: bool,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
+) -> Rows {
     let in_scan = |row: &[u8]| {
         if reverse {
             (start.is_empty() || row <= start) && (stop.is_empty() || row > stop)
@@ -200,7 +209,10 @@ fn a_hinted_scan_reads_only_the_rows_near_the_kept_ones() {
         assert_eq!(hinted, expected(&model, &keep, b"", b"", reverse));
         assert_eq!(hinted, every);
         // Every kept row (7 not deleted) and the rows the scan lands on between them.
-        assert!(shown <= 2 * keep.len() + 2, "{shown} rows shown (reverse {reverse})");
+        assert!(
+            shown <= 2 * keep.len() + 2,
+            "{shown} rows shown (reverse {reverse})"
+        );
         assert!(shown_all > 2500, "{shown_all} rows shown without hints");
     }
     // Start and stop rows, with hints pointing beyond the stop row.

@@ -439,14 +439,15 @@ impl Connection {
         Ok(rows.first().map_or(0, cell_count))
     }
 
-    /// Reads up to `rows` rows from `start`, `batch` rows per call; returns how many
-    /// rows came back.
+    /// Reads up to `rows` rows from `start` that pass `filter` (a filter-language
+    /// string), `batch` rows per call; returns how many rows came back.
     pub async fn scan(
         &mut self,
         table: &[u8],
         start: &[u8],
         rows: u32,
         batch: u32,
+        filter: Option<&[u8]>,
     ) -> thrift::Result<u64> {
         let batch = batch.clamp(1, rows.max(1));
         // Every field spelled out: the generated Default sets an empty filter
@@ -457,7 +458,7 @@ impl Connection {
             timestamp: None,
             columns: None,
             caching: Some(batch as i32),
-            filter_string: None,
+            filter_string: filter.map(<[u8]>::to_vec),
             batch_size: None,
             sort_columns: None,
             reversed: None,

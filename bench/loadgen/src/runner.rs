@@ -8,6 +8,7 @@
 //! formatted (see [`crate::report`]).
 
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,6 +117,7 @@ fn shared_state(args: &BenchArgs) -> Shared {
         ycsb_fields: args.ycsb_fields,
         ycsb_field_size: args.ycsb_field_size,
         scan_rows: args.scan_rows,
+        scan_filter: args.scan_filter.as_ref().map(|f| f.as_bytes().to_vec()),
         versions: args.versions,
         write_batch: args.write_batch,
         read_batch: args.read_batch,

@@ -70,6 +70,8 @@ pub struct Shared {
     pub ycsb_fields: usize,
     pub ycsb_field_size: usize,
     pub scan_rows: u32,
+    /// The filter string of the `scan` workload's scanners.
+    pub scan_filter: Option<Vec<u8>>,
     pub versions: u64,
     pub write_batch: usize,
     /// Rows per multi-get of randread and randread-mem (1: one get per row).
@@ -350,7 +352,13 @@ impl Worker {
         let started = Instant::now();
         let result = self
             .conn
-            .scan(&self.shared.bigtable_table, &start, rows, SCAN_BATCH)
+            .scan(
+                &self.shared.bigtable_table,
+                &start,
+                rows,
+                SCAN_BATCH,
+                self.shared.scan_filter.as_deref(),
+            )
             .await
             .map(Checked::Ok);
         self.observe("scan", started, result).await
@@ -425,7 +433,7 @@ impl Worker {
                 let started = Instant::now();
                 let result = self
                     .conn
-                    .scan(&table, &row, len, len)
+                    .scan(&table, &row, len, len, None)
                     .await
                     .map(Checked::Ok);
                 self.observe("scan", started, result).await

@@ -1320,7 +1320,10 @@ mod properties {
                 let spec = [&b"binary:"[..], v].concat();
                 named(
                     "RowFilter",
-                    vec![Arg::Operator(CompareOp::ALL[*op as usize]), quoted_arg(&spec)],
+                    vec![
+                        Arg::Operator(CompareOp::ALL[*op as usize]),
+                        quoted_arg(&spec),
+                    ],
                 )
             }
             Tree::FilterAll => named("FilterAllFilter", vec![]),

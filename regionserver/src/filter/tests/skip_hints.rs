@@ -33,7 +33,11 @@ fn row_ranges() -> impl Strategy<Value = FilterExpr> {
     vec(
         (key_bytes(3), any::<bool>(), key_bytes(3), any::<bool>()).prop_map(
             |(a, a_in, b, b_in)| {
-                let (start, stop) = if b.is_empty() || a <= b { (a, b) } else { (b, a) };
+                let (start, stop) = if b.is_empty() || a <= b {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 // An exclusive stop equal to the start is invalid: make it inclusive.
                 let stop_in = b_in || start == stop;
                 vec![
@@ -144,8 +148,8 @@ fn rows() -> impl Strategy<Value = Vec<Row>> {
 
 fn run(expr: &FilterExpr, rows: &[Row], hints: Hints) -> Vec<Row> {
     let text = expr.to_filter_string();
-    let mut filter = parse_filter(&text)
-        .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&text)));
+    let mut filter =
+        parse_filter(&text).unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&text)));
     run_filter_with(filter.as_mut(), rows, hints)
 }
 
