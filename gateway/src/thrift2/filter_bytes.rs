@@ -8,16 +8,17 @@
 //! means the same, including the filters only Tabula's filter language names
 //! (FuzzyRowFilter, MultiRowRangeFilter, RandomRowFilter, FilterAllFilter; their
 //! argument forms are the regionserver's `filter::compile`'s) and the comparators
-//! only it names (`long:`, `bitand:`/`bitor:`/`bitxor:`, `null:` for LongComparator,
-//! BitComparator, NullComparator). A comparator it has no word for (the decimal
-//! and component comparators), or an option it cannot say (a column offset of
-//! ColumnPaginationFilter, a NO_OP comparison), is refused with a message naming it,
-//! never dropped.
+//! only it names (`long:`, `bitand:`/`bitor:`/`bitxor:`, `null:`, `bigdecimal:`,
+//! `binarycomponent:` for LongComparator, BitComparator, NullComparator,
+//! BigDecimalComparator, BinaryComponentComparator), and ColumnPaginationFilter's
+//! column offset (a quoted second argument). What it cannot say (a NO_OP
+//! comparison, a filter or comparator class it does not know) is refused with a
+//! message naming it, never dropped.
 //! Must not: run filters; the regionservers compile and run the string.
 
 use bytes::Bytes;
 use prost::Message;
-use tabula_regionserver::filter::{Arg, CompareOp, FilterCall, FilterExpr};
+use tabula_regionserver::filter::{java_decimal_text, Arg, CompareOp, FilterCall, FilterExpr};
 
 /// How deep filter lists may nest inside each other.
 const MAX_DEPTH: usize = 32;
@@ -261,6 +262,15 @@ struct SubstringComparator {
     substr: Option<String>,
 }
 
+/// `BinaryComponentComparator`: the component's bytes and its offset in the value.
+#[derive(Clone, PartialEq, Message)]
+struct BinaryComponentComparator {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    value: Option<Vec<u8>>,
+    #[prost(uint32, optional, tag = "2")]
+    offset: Option<u32>,
+}
+
 /// Java's `Pattern` flags HBase's RegexStringComparator passes on.
 const JAVA_CASE_INSENSITIVE: i32 = 0x02;
 const JAVA_COMMENTS: i32 = 0x04;
@@ -371,18 +381,13 @@ fn expression(filter: &WireFilter, depth: usize) -> Result<Option<FilterExpr>> {
         )),
         "ColumnPaginationFilter" => {
             let p = decode::<ColumnPaginationFilter>(body, name)?;
-            if p.column_offset.is_some() {
-                return Err(FilterBytesError::Unsupported(
-                    "ColumnPaginationFilter with a column offset".into(),
-                ));
-            }
-            Some(call(
-                "ColumnPaginationFilter",
-                vec![
-                    Arg::Integer(required(p.limit.map(i64::from), name, "limit")?),
-                    Arg::Integer(i64::from(p.offset.unwrap_or(0))),
-                ],
-            ))
+            let limit = Arg::Integer(required(p.limit.map(i64::from), name, "limit")?);
+            // The column-offset form wins, as in HBase's parseFrom.
+            let start = match p.column_offset {
+                Some(qualifier) => Arg::Quoted(Bytes::from(qualifier)),
+                None => Arg::Integer(i64::from(p.offset.unwrap_or(0))),
+            };
+            Some(call("ColumnPaginationFilter", vec![limit, start]))
         }
         "ColumnRangeFilter" => {
             let r = decode::<ColumnRangeFilter>(body, name)?;
@@ -671,6 +676,24 @@ fn comparator(c: Option<WireComparator>, filter: &str) -> Result<Arg> {
             )
         }
         "NullComparator" => (b"null", Vec::new()),
+        "BigDecimalComparator" => {
+            let value = comparable(body, name)?;
+            let text = java_decimal_text(&value).ok_or_else(|| {
+                FilterBytesError::Invalid(format!(
+                    "BigDecimalComparator holds {} bytes, not a BigDecimal (4 bytes of scale and the unscaled value)",
+                    value.len()
+                ))
+            })?;
+            (b"bigdecimal", text.into_bytes())
+        }
+        "BinaryComponentComparator" => {
+            let c = decode::<BinaryComponentComparator>(body, name)?;
+            let offset = required(c.offset.map(i64::from), name, "offset")?;
+            let mut spec = offset.to_string().into_bytes();
+            spec.push(b':');
+            spec.extend_from_slice(&c.value.unwrap_or_default());
+            (b"binarycomponent", spec)
+        }
         "" => {
             return Err(FilterBytesError::Invalid(format!(
                 "{filter} has a comparator without a name"
@@ -1129,26 +1152,61 @@ mod tests {
     }
 
     #[test]
+    fn decimal_and_component_comparators_and_column_offsets_are_translated() {
+        let value_filter = |comparator: Vec<u8>| {
+            let compare = [varint_field(1, 2), bytes_field(2, &comparator)].concat();
+            filter("ValueFilter", &bytes_field(1, &compare))
+        };
+        // Scale 2, unscaled 1234 (0x04d2): 12.34.
+        let decimal = wire_comparator(
+            "BigDecimalComparator",
+            &bytes_field(1, &bytes_field(1, &[0, 0, 0, 2, 0x04, 0xd2])),
+        );
+        assert_eq!(
+            translated(&value_filter(decimal)),
+            "ValueFilter(=, 'bigdecimal:12.34')"
+        );
+        // Scale -3, unscaled -5 (0xfb): -5000.
+        let negative = wire_comparator(
+            "BigDecimalComparator",
+            &bytes_field(1, &bytes_field(1, &[0xff, 0xff, 0xff, 0xfd, 0xfb])),
+        );
+        let text = translated(&value_filter(negative));
+        let spec = text
+            .strip_prefix("ValueFilter(=, 'bigdecimal:")
+            .and_then(|rest| rest.strip_suffix("')"))
+            .expect("a bigdecimal comparator");
+        assert!(["-5000", "-5E+3", "-5e3", "-5E3"].contains(&spec), "{text}");
+        let short = wire_comparator(
+            "BigDecimalComparator",
+            &bytes_field(1, &bytes_field(1, &[0, 0, 0, 1])),
+        );
+        assert!(matches!(
+            filter_string(&value_filter(short)),
+            Err(FilterBytesError::Invalid(m)) if m.contains("4 bytes")
+        ));
+        let component = wire_comparator(
+            "BinaryComponentComparator",
+            &[bytes_field(1, b"a:b"), varint_field(2, 3)].concat(),
+        );
+        assert_eq!(
+            translated(&value_filter(component)),
+            "ValueFilter(=, 'binarycomponent:3:a:b')"
+        );
+        let paged = [varint_field(1, 5), bytes_field(3, b"q")].concat();
+        assert_eq!(
+            translated(&filter("ColumnPaginationFilter", &paged)),
+            "ColumnPaginationFilter(5, 'q')"
+        );
+    }
+
+    #[test]
     fn what_the_filter_language_cannot_say_is_refused_by_name() {
         let retired = filter("FirstKeyValueMatchingQualifiersFilter", &[]);
         assert!(matches!(
             filter_string(&retired),
             Err(FilterBytesError::Unsupported(n))
                 if n.ends_with("FirstKeyValueMatchingQualifiersFilter")
-        ));
-        let decimal = wire_comparator(
-            "BigDecimalComparator",
-            &bytes_field(1, &bytes_field(1, &[0; 5])),
-        );
-        let compare = [varint_field(1, 2), bytes_field(2, &decimal)].concat();
-        assert!(matches!(
-            filter_string(&filter("ValueFilter", &bytes_field(1, &compare))),
-            Err(FilterBytesError::Unsupported(n)) if n.ends_with("BigDecimalComparator")
-        ));
-        let paged = [varint_field(1, 5), bytes_field(3, b"q")].concat();
-        assert!(matches!(
-            filter_string(&filter("ColumnPaginationFilter", &paged)),
-            Err(FilterBytesError::Unsupported(_))
         ));
         let no_op = [varint_field(1, 6), bytes_field(2, &binary(b"x"))].concat();
         assert!(filter_string(&filter("RowFilter", &bytes_field(1, &no_op))).is_err());

@@ -180,10 +180,16 @@ impl Filter for ColumnCountGetFilter {
 }
 
 /// `ColumnPaginationFilter(limit, offset)`: per row, skip `offset` columns and return
-/// the next `limit` (newest version each).
+/// the next `limit` (newest version each). `ColumnPaginationFilter(limit, 'qualifier')`
+/// (an extension: HBase's Java client's column-offset form, which its filter language
+/// cannot write) starts instead at the first column whose qualifier sorts at or after
+/// `qualifier`; as in HBase, only columns before the first one returned are compared,
+/// so once a column is returned the next `limit - 1` follow whatever their qualifiers
+/// (a later family's too).
 pub(crate) struct ColumnPaginationFilter {
     limit: i64,
     offset: i64,
+    column_offset: Option<Bytes>,
     count: i64,
 }
 
@@ -192,6 +198,17 @@ impl ColumnPaginationFilter {
         ColumnPaginationFilter {
             limit: i64::from(limit),
             offset: i64::from(offset),
+            column_offset: None,
+            count: 0,
+        }
+    }
+
+    /// The column-offset form: `limit` columns from the first at or after `qualifier`.
+    pub(crate) fn from_column(limit: i32, qualifier: Bytes) -> Self {
+        ColumnPaginationFilter {
+            limit: i64::from(limit),
+            offset: 0,
+            column_offset: Some(qualifier),
             count: 0,
         }
     }
@@ -202,7 +219,17 @@ impl Filter for ColumnPaginationFilter {
         self.count = 0;
     }
 
-    fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
+    fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
+        if let Some(start) = &self.column_offset {
+            if self.count >= self.limit {
+                return CellVerdict::NextRow;
+            }
+            if self.count == 0 && cell.qualifier.as_ref() < start.as_ref() {
+                return CellVerdict::NextColumn;
+            }
+            self.count += 1;
+            return CellVerdict::IncludeAndNextColumn;
+        }
         if self.count >= self.offset + self.limit {
             return CellVerdict::NextRow;
         }

@@ -2,13 +2,19 @@
 //! `binaryprefix`, `regexstring`, `substring`), the ones Tabula adds for what HBase's
 //! Java clients send serialized (`long`: LongComparator, the value an 8-byte signed
 //! big-endian integer; `bitand`/`bitor`/`bitxor`: BitComparator; `null`:
-//! NullComparator), and the pair of them that the compare filters apply to one part
-//! of a cell.
+//! NullComparator; `bigdecimal`: BigDecimalComparator, the value a Java BigDecimal as
+//! HBase's `Bytes.toBytes(BigDecimal)` writes it; `binarycomponent`:
+//! BinaryComponentComparator, `offset:bytes`), and the pair of them that the compare
+//! filters apply to one part of a cell.
 //!
 //! Must not: know which part of a cell a filter compares (the filters decide that).
 
 use std::cmp::Ordering;
 
+use std::str::FromStr;
+
+use bigdecimal::num_bigint::BigInt;
+use bigdecimal::BigDecimal;
 use bytes::Bytes;
 use regex::Regex;
 
@@ -91,6 +97,27 @@ pub enum Comparator {
     Bit { operand: Bytes, op: BitOp },
     /// A cell part is never null: always "greater" (HBase's NullComparator).
     Null,
+    /// The cell part read as a Java BigDecimal (a 4-byte big-endian scale, then the
+    /// unscaled value's two's-complement big-endian bytes), compared by value against
+    /// this one; a part shorter than 5 bytes cannot be read (HBase's comparator
+    /// throws), so no operator holds for it.
+    Decimal(BigDecimal),
+    /// The `value.len()` bytes of the cell part from `offset` against `value`,
+    /// unsigned; a part too short to hold them cannot be compared (HBase's comparator
+    /// reads past its end), so no operator holds for it.
+    Component { offset: usize, value: Bytes },
+}
+
+/// The value of a Java BigDecimal in the form HBase's `Bytes.toBytes(BigDecimal)`
+/// writes (a 4-byte big-endian scale, then the unscaled value's two's-complement
+/// big-endian bytes); `None` for fewer than 5 bytes.
+fn java_decimal(bytes: &[u8]) -> Option<BigDecimal> {
+    let scale: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    let unscaled = bytes.get(4..).filter(|rest| !rest.is_empty())?;
+    Some(BigDecimal::new(
+        BigInt::from_signed_bytes_be(unscaled),
+        i64::from(i32::from_be_bytes(scale)),
+    ))
 }
 
 /// How a [`Comparator::Bit`] combines the cell part with its operand.
@@ -109,6 +136,12 @@ impl BitOp {
             BitOp::Xor => a ^ b,
         }
     }
+}
+
+/// A Java BigDecimal's bytes (see [`Comparator::Decimal`]) as the decimal text a
+/// `bigdecimal:` comparator takes; `None` for fewer than 5 bytes.
+pub fn java_decimal_text(bytes: &[u8]) -> Option<String> {
+    java_decimal(bytes).map(|value| value.to_string())
 }
 
 impl Comparator {
@@ -143,6 +176,27 @@ impl Comparator {
                 },
             }),
             b"null" => Ok(Comparator::Null),
+            b"bigdecimal" => std::str::from_utf8(value)
+                .ok()
+                .and_then(|text| BigDecimal::from_str(text.trim()).ok())
+                .map(Comparator::Decimal)
+                .ok_or_else(|| FilterError::BadDecimal(lossy(value))),
+            b"binarycomponent" => {
+                let bad = || FilterError::BadComponent(lossy(value));
+                let colon = value.iter().position(|&b| b == b':').ok_or_else(bad)?;
+                let (offset, rest) = value.split_at(colon);
+                let offset = std::str::from_utf8(offset)
+                    .ok()
+                    .filter(|digits| {
+                        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+                    })
+                    .and_then(|digits| digits.parse::<usize>().ok())
+                    .ok_or_else(bad)?;
+                Ok(Comparator::Component {
+                    offset,
+                    value: Bytes::copy_from_slice(rest.get(1..).unwrap_or_default()),
+                })
+            }
             _ => Err(FilterError::UnknownComparatorType(lossy(kind))),
         }
     }
@@ -159,6 +213,8 @@ impl Comparator {
             Comparator::Bit { op: BitOp::Or, .. } => "bitor",
             Comparator::Bit { op: BitOp::Xor, .. } => "bitxor",
             Comparator::Null => "null",
+            Comparator::Decimal(_) => "bigdecimal",
+            Comparator::Component { .. } => "binarycomponent",
         }
     }
 
@@ -171,7 +227,8 @@ impl Comparator {
     }
 
     /// How the operand orders against `cell_part`; `None` when the part cannot be
-    /// compared (a `long` comparator's part not 8 bytes long). The match-only
+    /// compared (a `long` comparator's part not 8 bytes long, a `bigdecimal` one's
+    /// shorter than 5, a `binarycomponent` one's too short for the component). The match-only
     /// comparators answer `Equal` for a match and `Greater` otherwise, as HBase's do
     /// (0 or 1).
     pub fn compare_to(&self, cell_part: &[u8]) -> Option<Ordering> {
@@ -203,6 +260,11 @@ impl Comparator {
                         .any(|(a, b)| op.apply(*a, *b) != 0),
             ),
             Comparator::Null => Ordering::Greater,
+            Comparator::Decimal(operand) => operand.cmp(&java_decimal(cell_part)?),
+            Comparator::Component { offset, value } => {
+                let end = offset.checked_add(value.len())?;
+                value.as_ref().cmp(cell_part.get(*offset..end)?)
+            }
         })
     }
 }
@@ -364,5 +426,102 @@ mod tests {
     fn null_comparator_finds_every_value_greater() {
         assert!(!comparison(CompareOp::Equal, "null:").passes(b""));
         assert!(comparison(CompareOp::NotEqual, "null:").passes(b"x"));
+    }
+
+    /// A Java BigDecimal's bytes: the scale, then the unscaled value's minimal
+    /// two's-complement bytes (as `BigInteger.toByteArray` writes them).
+    fn java_bytes(unscaled: i64, scale: i32) -> Vec<u8> {
+        let mut out = scale.to_be_bytes().to_vec();
+        let full = unscaled.to_be_bytes();
+        // Drop leading bytes that only repeat the sign of the next one.
+        let mut start = 0;
+        while start < 7 {
+            let (head, next) = (full[start], full[start + 1]);
+            let redundant = (head == 0 && next < 0x80) || (head == 0xff && next >= 0x80);
+            if !redundant {
+                break;
+            }
+            start += 1;
+        }
+        out.extend_from_slice(&full[start..]);
+        out
+    }
+
+    #[test]
+    fn bigdecimal_compares_java_decimals_by_value() {
+        let at_least = comparison(CompareOp::GreaterOrEqual, "bigdecimal:12.5");
+        assert!(at_least.passes(&java_bytes(125, 1)));
+        assert!(at_least.passes(&java_bytes(12500, 3)));
+        assert!(at_least.passes(&java_bytes(13, 0)));
+        assert!(!at_least.passes(&java_bytes(1249, 2)));
+        assert!(!at_least.passes(&java_bytes(-13, 0)));
+        // 2 x 10^9 (a negative scale) is above.
+        assert!(at_least.passes(&java_bytes(2, -9)));
+        let equal = comparison(CompareOp::Equal, "bigdecimal:-5E+3");
+        assert!(equal.passes(&java_bytes(-5000, 0)));
+        assert!(equal.passes(&java_bytes(-50000000, 4)));
+        // Fewer than 5 bytes cannot be read: no operator holds.
+        assert!(!comparison(CompareOp::NotEqual, "bigdecimal:1").passes(&[0, 0, 0, 1]));
+        assert!(!comparison(CompareOp::NotEqual, "bigdecimal:1").passes(b""));
+        // Scales far apart are compared without building 10^(2^31).
+        assert!(comparison(CompareOp::Less, "bigdecimal:1").passes(&java_bytes(1, i32::MAX)));
+        assert!(comparison(CompareOp::Greater, "bigdecimal:1").passes(&java_bytes(1, i32::MIN)));
+        assert!(matches!(
+            Comparator::parse(b"bigdecimal:twelve"),
+            Err(FilterError::BadDecimal(_))
+        ));
+        assert_eq!(
+            java_decimal_text(&java_bytes(1234, 2)).as_deref(),
+            Some("12.34")
+        );
+        assert_eq!(java_decimal_text(&[0, 0, 0, 1]), None);
+    }
+
+    #[test]
+    fn binarycomponent_compares_the_bytes_at_its_offset() {
+        let equal = comparison(CompareOp::Equal, "binarycomponent:2:c:d");
+        assert!(equal.passes(b"abc:d"));
+        assert!(equal.passes(b"xyc:dzz"));
+        assert!(!equal.passes(b"c:d"));
+        let less = comparison(CompareOp::Less, "binarycomponent:1:m");
+        // Read as `component < operand`.
+        assert!(less.passes(b"aa"));
+        assert!(!less.passes(b"az"));
+        // Too short to hold the component: no operator holds.
+        assert!(!comparison(CompareOp::NotEqual, "binarycomponent:4:xy").passes(b"abcdx"));
+        for bad in [
+            &b"binarycomponent:x"[..],
+            b"binarycomponent:-1:a",
+            b"binarycomponent::a",
+        ] {
+            assert!(
+                matches!(Comparator::parse(bad), Err(FilterError::BadComponent(_))),
+                "{}",
+                lossy(bad)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bigdecimal_orders_like_exact_arithmetic(
+            a in -1_000_000i64..1_000_000,
+            a_scale in -5i32..6,
+            b in -1_000_000i64..1_000_000,
+            b_scale in -5i32..6,
+        ) {
+            // Both as multiples of 10^-10, exactly, in i128.
+            let exact = |unscaled: i64, scale: i32| {
+                i128::from(unscaled) * 10i128.pow(u32::try_from(10 - scale).expect("scale <= 10"))
+            };
+            let operand = java_decimal_text(&java_bytes(a, a_scale)).expect("decodes");
+            let mut spec = b"bigdecimal:".to_vec();
+            spec.extend_from_slice(operand.as_bytes());
+            let comparator = Comparator::parse(&spec).expect("parses");
+            proptest::prop_assert_eq!(
+                comparator.compare_to(&java_bytes(b, b_scale)),
+                Some(exact(a, a_scale).cmp(&exact(b, b_scale)))
+            );
+        }
     }
 }

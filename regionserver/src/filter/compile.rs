@@ -129,10 +129,15 @@ fn build_call(call: &FilterCall) -> Result<Box<dyn Filter>, FilterError> {
         }
         "ColumnPaginationFilter" => {
             args.expect_count(&[2], "2 arguments")?;
-            Box::new(ColumnPaginationFilter::new(
-                args.non_negative_int(0)?,
-                args.non_negative_int(1)?,
-            ))
+            let limit = args.non_negative_int(0)?;
+            // A quoted second argument is a column offset (the qualifier to start at).
+            match args.quoted(1) {
+                Ok(qualifier) => Box::new(ColumnPaginationFilter::from_column(limit, qualifier)),
+                Err(_) => Box::new(ColumnPaginationFilter::new(
+                    limit,
+                    args.non_negative_int(1)?,
+                )),
+            }
         }
         "InclusiveStopFilter" => {
             args.expect_count(&[1], "1 argument")?;

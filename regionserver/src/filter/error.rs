@@ -59,6 +59,12 @@ pub enum FilterError {
     /// A `long:` comparator whose value is not a decimal 64-bit integer.
     #[error("Incorrect long comparator value '{0}': expected a decimal 64-bit integer")]
     BadLong(String),
+    /// A `bigdecimal:` comparator whose value is not a decimal number.
+    #[error("Incorrect bigdecimal comparator value '{0}': expected a decimal number such as 12.50 or 1.5E+3")]
+    BadDecimal(String),
+    /// A `binarycomponent:` comparator not written `offset:bytes`.
+    #[error("Incorrect binarycomponent comparator value '{0}': expected offset:bytes, the offset a non-negative decimal integer")]
+    BadComponent(String),
     /// regexstring and substring only answer "matches" or "does not match".
     #[error("{comparator} comparator only allows = and !=")]
     ComparatorOperator { comparator: &'static str },

@@ -36,7 +36,7 @@ use bytes::Bytes;
 use tabula_storage::Filter;
 
 pub use ast::{Arg, FilterCall, FilterExpr};
-pub use comparator::{Comparator, CompareOp, Comparison};
+pub use comparator::{java_decimal_text, Comparator, CompareOp, Comparison};
 pub use compile::{compile, EXTENSION_FILTERS, REGISTERED_FILTERS};
 pub use error::{FilterError, SyntaxProblem};
 pub use parser::{parse, MAX_NESTING};

@@ -191,6 +191,27 @@ fn column_pagination_filter_skips_offset_columns_and_returns_limit() {
 }
 
 #[test]
+fn column_pagination_filter_with_a_column_offset_starts_at_that_qualifier() {
+    let rows = sample();
+    // Once a column is returned the rest follow unchecked, a later family's too.
+    assert_eq!(
+        scan("ColumnPaginationFilter(2, 'b')", &rows),
+        vec![
+            "row1 cf:b@3=banana",
+            "row1 cf2:a@3=avocado",
+            "row2 cf:c@5=coconut",
+            "row3 cf:b@1=blueberry",
+        ]
+    );
+    assert_eq!(
+        scan("ColumnPaginationFilter(1, 'c')", &rows),
+        vec!["row2 cf:c@5=coconut"]
+    );
+    assert!(scan("ColumnPaginationFilter(0, 'a')", &rows).is_empty());
+    assert!(parse_filter(b"ColumnPaginationFilter(-1, 'a')").is_err());
+}
+
+#[test]
 fn inclusive_stop_filter_includes_the_stop_row() {
     let rows = sample();
     let mut filter = parse_filter(b"InclusiveStopFilter('row2')").unwrap();

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 final class FilterBytes {
     private FilterBytes() {}
 
+    static final int LESS = 0;
     static final int EQUAL = 2;
     static final int GREATER_OR_EQUAL = 4;
 
@@ -61,6 +62,27 @@ final class FilterBytes {
     static byte[] longValue(long value) {
         byte[] bytes = java.nio.ByteBuffer.allocate(8).putLong(value).array();
         return named("LongComparator", bytesField(1, bytesField(1, bytes)));
+    }
+
+    /** A BigDecimal as HBase's Bytes.toBytes(BigDecimal) writes it: the scale, then the unscaled value. */
+    static byte[] decimalBytes(java.math.BigDecimal value) {
+        byte[] scale = java.nio.ByteBuffer.allocate(4).putInt(value.scale()).array();
+        return concat(scale, value.unscaledValue().toByteArray());
+    }
+
+    /** BigDecimalComparator. */
+    static byte[] decimal(java.math.BigDecimal value) {
+        return named("BigDecimalComparator", bytesField(1, bytesField(1, decimalBytes(value))));
+    }
+
+    /** BinaryComponentComparator: {@code value} at {@code offset} of the cell's value. */
+    static byte[] component(String value, int offset) {
+        return named("BinaryComponentComparator", concat(bytesField(1, Bytes.b(value)), varintField(2, offset)));
+    }
+
+    /** ColumnPaginationFilter in its column-offset form. */
+    static byte[] columnPage(int limit, String columnOffset) {
+        return named("ColumnPaginationFilter", concat(varintField(1, limit), bytesField(3, Bytes.b(columnOffset))));
     }
 
     /** RegexStringComparator with java.util.regex.Pattern flags. */

@@ -219,6 +219,44 @@ final class Thrift2DataChecks {
             eq("cells whose long value is >= 200", 0, c.t2().get(bb(t), atLeast200).getColumnValuesSize());
         });
 
+        s.thrift2("t2.get.filterBytes_BigDecimalComparator", c -> {
+            String t = createTable(c);
+            TPut p = new TPut(bb("r"), List.of(
+                    new TColumnValue(bb("cf1"), bb("n"), java.nio.ByteBuffer.wrap(
+                            FilterBytes.decimalBytes(new java.math.BigDecimal("12.50")))),
+                    new TColumnValue(bb("cf1"), bb("m"), java.nio.ByteBuffer.wrap(
+                            FilterBytes.decimalBytes(new java.math.BigDecimal("-3E+2"))))));
+            c.t2().put(bb(t), p);
+            TGet atLeast10 = tget("r");
+            atLeast10.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.GREATER_OR_EQUAL,
+                    FilterBytes.decimal(new java.math.BigDecimal("10"))));
+            eq("cells whose decimal value is >= 10", 1, c.t2().get(bb(t), atLeast10).getColumnValuesSize());
+            TGet equal = tget("r");
+            equal.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.EQUAL,
+                    FilterBytes.decimal(new java.math.BigDecimal("12.5000"))));
+            eq("cells equal to 12.5000 by value", 1, c.t2().get(bb(t), equal).getColumnValuesSize());
+            TGet below = tget("r");
+            below.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.LESS,
+                    FilterBytes.decimal(new java.math.BigDecimal("-299.99"))));
+            eq("cells below -299.99", 1, c.t2().get(bb(t), below).getColumnValuesSize());
+        });
+
+        s.thrift2("t2.get.filterBytes_BinaryComponentComparator", c -> {
+            String t = createTable(c);
+            put(c.t2(), t, "r", cv("cf1", "a", "ab-01"), cv("cf1", "b", "ab-02"), cv("cf1", "c", "x"));
+            TGet g = tget("r");
+            g.setFilterBytes(FilterBytes.compare("ValueFilter", FilterBytes.EQUAL, FilterBytes.component("02", 3)));
+            eq("cells whose value holds 02 at offset 3", List.of("cf1:b=ab-02"), values(c.t2().get(bb(t), g)));
+        });
+
+        s.thrift2("t2.get.filterBytes_ColumnPaginationFilter_column_offset", c -> {
+            String t = createTable(c);
+            put(c.t2(), t, "r", cv("cf1", "a", "1"), cv("cf1", "b", "2"), cv("cf1", "c", "3"), cv("cf1", "d", "4"));
+            TGet g = tget("r");
+            g.setFilterBytes(FilterBytes.columnPage(2, "b"));
+            eq("two columns from b", List.of("cf1:b=2", "cf1:c=3"), values(c.t2().get(bb(t), g)));
+        });
+
         s.thrift2("t2.get.bad_filterString_is_INTERNAL_ERROR", c -> {
             String t = createTable(c);
             put(c.t2(), t, "r", cv("cf1", "a", "1"));
