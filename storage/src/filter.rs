@@ -16,7 +16,12 @@
 //! After a row skipped by its key (step 2), scans ask [`Filter::skip_hint`] how far
 //! they may go without showing the filter the rows in between (HBase's
 //! SEEK_NEXT_USING_HINT): a filter keeping a few ranges of a large table sends the
-//! read straight to the next range instead of through every row before it.
+//! read straight to the next range instead of through every row before it. Within a
+//! row, after a cell answered [`CellVerdict::NextColumn`] while every column of its
+//! family is read, [`Filter::column_hint`] may likewise name the qualifier the read
+//! goes on from.
+
+use bytes::Bytes;
 
 use crate::types::Cell;
 
@@ -63,6 +68,25 @@ pub enum SkipHint {
     SkipTo(Vec<u8>),
 }
 
+/// How far a read of a family's columns may pass over columns after one answered
+/// [`CellVerdict::NextColumn`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnHint {
+    /// Show the filter every column: skipping some unseen could change what it does
+    /// with later ones (it counts columns, or looks for one in particular).
+    SeeEveryColumn,
+    /// Columns may be passed over unseen, but the filter names none to go to.
+    Indifferent,
+    /// Every column of the cell's family from the cell's up to (not including) this
+    /// qualifier would answer NextColumn, and passing over them unseen changes
+    /// nothing: the read goes on from the first column at or after it. A qualifier
+    /// not after the cell's is ignored.
+    SkipTo(Bytes),
+    /// Every remaining column of the cell's family would answer NextColumn, and
+    /// passing over them unseen changes nothing: the read goes on to the next family.
+    RestOfFamily,
+}
+
 /// A server-side filter. Implementations keep per-row state between `reset` calls.
 pub trait Filter: Send {
     /// Told once, before the first row, that the scan walks rows in descending
@@ -88,6 +112,14 @@ pub trait Filter: Send {
     /// Decides on one cell.
     fn filter_cell(&mut self, _cell: &Cell) -> CellVerdict {
         CellVerdict::Include
+    }
+
+    /// Called right after [`Filter::filter_cell`] answered [`CellVerdict::NextColumn`]
+    /// for `cell`, when the read walks every column of the cell's family: see
+    /// [`ColumnHint`]. The default shows the filter every column; a filter keeping
+    /// no state across columns answers [`ColumnHint::Indifferent`] or better.
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::SeeEveryColumn
     }
 
     /// Rewrites an included cell (e.g. strips its value).

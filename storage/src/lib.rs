@@ -42,7 +42,7 @@ pub mod types;
 
 pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};
-pub use filter::{CellVerdict, Filter, RowVerdict, SkipHint};
+pub use filter::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 pub use read::ReadOptions;
 pub use schema::{BloomType, Compression, FamilySchema, TableSchema};
 pub use tablet::{

@@ -26,7 +26,7 @@
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::filter::{CellVerdict, Filter};
+use crate::filter::{CellVerdict, ColumnHint, Filter};
 use crate::iter::KvIter;
 use crate::key::{self, KeyKind};
 use crate::schema::TableSchema;
@@ -350,6 +350,9 @@ struct RowCtx<'a> {
     raw: Option<Vec<(Vec<u8>, Vec<u8>)>>,
     stop_row: bool,
     end_scan: bool,
+    /// Where the filter sent the read on to in the family (see
+    /// [`Filter::column_hint`]): a later qualifier, or the family's end.
+    column_target: Option<ColumnHint>,
 }
 
 impl RowCtx<'_> {
@@ -400,6 +403,7 @@ pub fn read_row(
         raw: None,
         stop_row: false,
         end_scan: false,
+        column_target: None,
     };
     for fam in &plan.families {
         if ctx.stop_row {
@@ -433,6 +437,7 @@ pub fn read_row_raw(
         raw: Some(Vec::new()),
         stop_row: false,
         end_scan: false,
+        column_target: None,
     };
     for fam in &plan.families {
         read_family(iter, fam, &mut ctx)?;
@@ -568,6 +573,22 @@ fn read_all_columns(
         key::qualifier_into(k, &mut ctx.scratch.qualifier).ok_or_else(bad_key)?;
         let qualifier = ctx.scratch.qualifier_bytes();
         read_column(iter, fam, &qualifier, col, markers, ctx, true)?;
+        if let Some(hint) = ctx.column_target.take() {
+            // The filter names where its columns resume: a few steps reach a column
+            // close by, a seek one far away.
+            col.clear();
+            col.extend_from_slice(columns_prefix);
+            match hint {
+                ColumnHint::SkipTo(qualifier) => key::escape_into(col, &qualifier),
+                // Past the column scope byte: past every column of the family.
+                _ => {
+                    if let Some(scope) = col.last_mut() {
+                        *scope = key::SCOPE_COLUMN + 1;
+                    }
+                }
+            }
+            skip_to(iter, col)?;
+        }
     }
     Ok(())
 }
@@ -751,7 +772,20 @@ fn read_column(
                 }
             }
             CellVerdict::Skip => {}
-            CellVerdict::NextColumn => break,
+            CellVerdict::NextColumn => {
+                if leave_past {
+                    if let Some(f) = ctx.filter.as_deref() {
+                        ctx.column_target = match f.column_hint(&cell) {
+                            ColumnHint::SkipTo(target) if target > *qualifier => {
+                                Some(ColumnHint::SkipTo(target))
+                            }
+                            ColumnHint::RestOfFamily => Some(ColumnHint::RestOfFamily),
+                            _ => None,
+                        };
+                    }
+                }
+                break;
+            }
             CellVerdict::NextRow => {
                 ctx.stop_row = true;
                 return Ok(());

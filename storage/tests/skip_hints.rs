@@ -1,9 +1,11 @@
-//! Scans follow a filter's skip hint: after a row skipped by its key, a
+//! Scans follow a filter's skip hints: after a row skipped by its key, a
 //! `SkipHint::SkipTo` bound sends the read straight to the first row at (forward) or
-//! below (reversed) the bound, without showing the filter the rows between. Checked
-//! over rows spread across SSTables and the memtable, with deleted rows, start and
-//! stop rows and hints beyond them, against a model of the kept rows; and the number
-//! of row keys the filter is shown is counted.
+//! below (reversed) the bound, without showing the filter the rows between; after a
+//! cell's NextColumn, a `ColumnHint` sends it to a later qualifier of the family or
+//! past the family. Checked over rows and columns spread across SSTables and the
+//! memtable, with deleted rows and columns, start and stop rows and hints beyond
+//! them, against models of what is kept; and the row keys and cells the filter is
+//! shown are counted.
 
 mod common;
 
@@ -16,8 +18,8 @@ use common::{open_engine, quiet_options};
 use proptest::prelude::*;
 use tabula_storage::types::{Cell, Mutation};
 use tabula_storage::{
-    Durability, FamilySchema, Filter, ReadOptions, RowMutation, RowVerdict, ScanRequest, SkipHint,
-    TableSchema, Tablet,
+    CellVerdict, ColumnHint, Durability, FamilySchema, Filter, ReadOptions, RowMutation,
+    RowVerdict, ScanRequest, SkipHint, TableSchema, Tablet,
 };
 
 const NOW: i64 = 1_000_000;
@@ -257,4 +259,158 @@ proptest! {
         let (hinted, _) = scan(&tablet, &keep, true, &start, &stop, reverse);
         prop_assert_eq!(hinted, expected(&model, &keep, &start, &stop, reverse));
     }
+}
+
+/// Keeps the columns of a set (in every family); after a column outside it, hints at
+/// the next kept qualifier, or the family's end past the last (or names none, when
+/// `hints` is off).
+struct KeepColumns {
+    keep: Arc<BTreeSet<Vec<u8>>>,
+    hints: bool,
+    shown: Arc<AtomicUsize>,
+}
+
+impl Filter for KeepColumns {
+    fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
+        self.shown.fetch_add(1, Ordering::Relaxed);
+        if self.keep.contains(cell.qualifier.as_ref()) {
+            CellVerdict::Include
+        } else {
+            CellVerdict::NextColumn
+        }
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        if !self.hints {
+            return ColumnHint::SeeEveryColumn;
+        }
+        match self.keep.range(cell.qualifier.to_vec()..).next() {
+            Some(next) => ColumnHint::SkipTo(Bytes::copy_from_slice(next)),
+            None => ColumnHint::RestOfFamily,
+        }
+    }
+}
+
+fn two_family_schema() -> TableSchema {
+    TableSchema::new(
+        "t",
+        vec![
+            FamilySchema::new(&b"f"[..]).max_versions(3),
+            FamilySchema::new(&b"g"[..]).max_versions(3),
+        ],
+    )
+    .expect("valid schema")
+}
+
+fn put_in(family: &'static [u8], qualifier: &[u8], value: &[u8], timestamp: i64) -> Mutation {
+    Mutation::Put {
+        family: Bytes::from_static(family),
+        qualifier: Bytes::copy_from_slice(qualifier),
+        timestamp,
+        value: Bytes::copy_from_slice(value),
+    }
+}
+
+/// The row's cells a scan with [`KeepColumns`] returns, as (family, qualifier,
+/// timestamp, value), and the cells the filter was shown.
+fn scan_columns(
+    tablet: &Tablet,
+    keep: &Arc<BTreeSet<Vec<u8>>>,
+    hints: bool,
+) -> (Vec<CellTuple>, usize) {
+    let shown = Arc::new(AtomicUsize::new(0));
+    let filter = KeepColumns {
+        keep: keep.clone(),
+        hints,
+        shown: shown.clone(),
+    };
+    let mut scanner = tablet
+        .scan(ScanRequest {
+            start_row: Bytes::new(),
+            stop_row: Bytes::new(),
+            reverse: false,
+            read: ReadOptions::latest().versions(3).filter(Box::new(filter)),
+            batch: 0,
+        })
+        .expect("scan opens");
+    let cells = scanner
+        .next_rows(usize::MAX)
+        .expect("scan reads")
+        .into_iter()
+        .flat_map(|r| r.cells)
+        .map(|c| {
+            (
+                c.family.to_vec(),
+                c.qualifier.to_vec(),
+                c.timestamp,
+                c.value.to_vec(),
+            )
+        })
+        .collect();
+    (cells, shown.load(Ordering::Relaxed))
+}
+
+/// A cell as (family, qualifier, timestamp, value).
+type CellTuple = (Vec<u8>, Vec<u8>, i64, Vec<u8>);
+
+fn qualifier(i: usize) -> Vec<u8> {
+    format!("q{i:04}").into_bytes()
+}
+
+#[test]
+fn a_column_hint_reads_only_the_columns_near_the_kept_ones() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_engine, tablet) = open_engine(quiet_options(dir.path(), NOW), two_family_schema());
+    // One wide row: 2,000 columns in each family, two versions in an SSTable, a
+    // third in the memtable for some, some columns deleted.
+    for i in 0..2000 {
+        for family in [&b"f"[..], b"g"] {
+            let f: &'static [u8] = if family == b"f" { b"f" } else { b"g" };
+            write(&tablet, b"r", put_in(f, &qualifier(i), b"v1", 10));
+            write(&tablet, b"r", put_in(f, &qualifier(i), b"v2", 20));
+        }
+    }
+    tablet.flush().expect("flush");
+    for i in (0..2000).step_by(3) {
+        write(&tablet, b"r", put_in(b"f", &qualifier(i), b"v3", 30));
+    }
+    for i in (0..2000).step_by(7) {
+        write(
+            &tablet,
+            b"r",
+            Mutation::DeleteColumn {
+                family: Bytes::from_static(b"g"),
+                qualifier: Bytes::from(qualifier(i)),
+                timestamp: 40,
+            },
+        );
+    }
+    let keep: Arc<BTreeSet<Vec<u8>>> = Arc::new(
+        [3usize, 7, 8, 1500, 1999]
+            .into_iter()
+            .map(qualifier)
+            .collect(),
+    );
+    let (hinted, shown) = scan_columns(&tablet, &keep, true);
+    let (every, shown_all) = scan_columns(&tablet, &keep, false);
+    assert_eq!(hinted, every);
+    // The model: per family, the kept columns' versions newest first.
+    let mut expected = Vec::new();
+    for family in [&b"f"[..], b"g"] {
+        for q in keep.iter() {
+            let i: usize = String::from_utf8_lossy(&q[1..]).parse().expect("number");
+            if family == b"g" && i.is_multiple_of(7) {
+                continue;
+            }
+            if family == b"f" && i.is_multiple_of(3) {
+                expected.push((family.to_vec(), q.clone(), 30, b"v3".to_vec()));
+            }
+            expected.push((family.to_vec(), q.clone(), 20, b"v2".to_vec()));
+            expected.push((family.to_vec(), q.clone(), 10, b"v1".to_vec()));
+        }
+    }
+    assert_eq!(hinted, expected);
+    assert!(shown < 60, "{shown} cells shown with hints");
+    // One cell per column left (deleted ones are not shown).
+    assert!(shown_all > 3700, "{shown_all} cells shown without hints");
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict};
 
 use super::comparator::Comparison;
 
@@ -31,6 +31,10 @@ impl KeyOnlyFilter {
 }
 
 impl Filter for KeyOnlyFilter {
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::Indifferent
+    }
+
     fn transform_cell(&mut self, mut cell: Cell) -> Cell {
         cell.value = if self.length_as_value {
             let length = i32::try_from(cell.value.len()).unwrap_or(i32::MAX);
@@ -61,6 +65,20 @@ impl Filter for ColumnPrefixFilter {
             CellVerdict::NextColumn
         }
     }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        prefix_hint(&cell.qualifier, std::slice::from_ref(&self.prefix))
+    }
+}
+
+/// Where the columns starting with one of `prefixes` (sorted) resume after
+/// `qualifier`, which starts with none of them: the first prefix above it, or
+/// nowhere in the family.
+fn prefix_hint(qualifier: &[u8], prefixes: &[Bytes]) -> ColumnHint {
+    match prefixes.iter().find(|prefix| prefix.as_ref() > qualifier) {
+        Some(prefix) => ColumnHint::SkipTo(prefix.clone()),
+        None => ColumnHint::RestOfFamily,
+    }
 }
 
 /// `MultipleColumnPrefixFilter('p1', 'p2', ...)`: cells whose qualifier starts with any
@@ -70,7 +88,8 @@ pub(crate) struct MultipleColumnPrefixFilter {
 }
 
 impl MultipleColumnPrefixFilter {
-    pub(crate) fn new(prefixes: Vec<Bytes>) -> Self {
+    pub(crate) fn new(mut prefixes: Vec<Bytes>) -> Self {
+        prefixes.sort();
         MultipleColumnPrefixFilter { prefixes }
     }
 }
@@ -87,6 +106,10 @@ impl Filter for MultipleColumnPrefixFilter {
         } else {
             CellVerdict::NextColumn
         }
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        prefix_hint(&cell.qualifier, &self.prefixes)
     }
 }
 
@@ -132,6 +155,23 @@ impl Filter for ColumnRangeFilter {
             CellVerdict::Include
         } else {
             CellVerdict::NextColumn
+        }
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        // Below the range: its first qualifier (the one after an exclusive min).
+        match &self.min {
+            Some(min) if cell.qualifier.as_ref() <= min.as_ref() => {
+                if self.min_inclusive {
+                    ColumnHint::SkipTo(min.clone())
+                } else {
+                    let mut after = min.to_vec();
+                    after.push(0);
+                    ColumnHint::SkipTo(Bytes::from(after))
+                }
+            }
+            // Above it (the cell was rejected): nothing more in the family.
+            _ => ColumnHint::RestOfFamily,
         }
     }
 }
@@ -241,6 +281,15 @@ impl Filter for ColumnPaginationFilter {
         self.count += 1;
         verdict
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // The column-offset form rejects columns only before its first one, all
+        // below its qualifier; the counting form counts every column.
+        match &self.column_offset {
+            Some(start) if self.count == 0 => ColumnHint::SkipTo(start.clone()),
+            _ => ColumnHint::SeeEveryColumn,
+        }
+    }
 }
 
 /// `TimestampsFilter(t1, t2, ...)`: only cells whose timestamp is listed.
@@ -267,6 +316,10 @@ impl Filter for TimestampsFilter {
             CellVerdict::Skip
         }
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::Indifferent
+    }
 }
 
 /// `FamilyFilter(op, 'comparator')`: cells whose family satisfies the test.
@@ -288,6 +341,10 @@ impl Filter for FamilyFilter {
             CellVerdict::Include
         }
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::Indifferent
+    }
 }
 
 /// `QualifierFilter(op, 'comparator')`: cells whose qualifier satisfies the test.
@@ -308,5 +365,9 @@ impl Filter for QualifierFilter {
         } else {
             CellVerdict::Skip
         }
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::Indifferent
     }
 }

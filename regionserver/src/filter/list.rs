@@ -24,13 +24,18 @@
 //! Skip hints (after a rejected row key): AND goes as far as the farthest bound of a
 //! sub-filter that rejected the row (each rejects everything before its own), unless a
 //! sub-filter must see every row; OR goes only as far as the nearest bound, and only
-//! when every sub-filter still asked named one.
+//! when every sub-filter still asked named one. Column hints (after a cell's
+//! NextColumn): AND takes the hint of the sub-filter that rejected the cell when the
+//! sub-filters that let it through do not need to see every column (those after it
+//! were not asked, and would not be for the columns it rejects); OR takes the
+//! nearest hint of the sub-filters it asked, a sub-filter done with the row counting
+//! as the family's end.
 //!
 //! Must not: know any particular sub-filter.
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 
 /// How far a cell verdict moves the read on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -99,6 +104,8 @@ fn pick_bound(a: Vec<u8>, b: Vec<u8>, reversed: bool, farther: bool) -> Vec<u8> 
 pub(crate) struct AndList {
     filters: Vec<Box<dyn Filter>>,
     reversed: bool,
+    /// The sub-filter that rejected the last cell with NextColumn, if one did.
+    column_rejecter: Option<usize>,
 }
 
 impl AndList {
@@ -106,6 +113,7 @@ impl AndList {
         AndList {
             filters,
             reversed: false,
+            column_rejecter: None,
         }
     }
 }
@@ -163,16 +171,35 @@ impl Filter for AndList {
 
     fn filter_cell(&mut self, cell: &Cell) -> CellVerdict {
         let mut verdict = CellVerdict::Include;
-        for filter in &mut self.filters {
+        self.column_rejecter = None;
+        for (index, filter) in self.filters.iter_mut().enumerate() {
             if filter.filter_all_remaining() {
                 return CellVerdict::NextRow;
             }
-            verdict = and_verdict(verdict, filter.filter_cell(cell));
+            let answer = filter.filter_cell(cell);
+            verdict = and_verdict(verdict, answer);
             if !includes(verdict) {
+                if answer == CellVerdict::NextColumn {
+                    self.column_rejecter = Some(index);
+                }
                 return verdict;
             }
         }
         verdict
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        let Some(rejecter) = self.column_rejecter else {
+            return ColumnHint::SeeEveryColumn;
+        };
+        let mut asked = self.filters.iter().take(rejecter.saturating_add(1));
+        let Some(hint) = asked.next_back().map(|f| f.column_hint(cell)) else {
+            return ColumnHint::SeeEveryColumn;
+        };
+        if asked.any(|f| f.column_hint(cell) == ColumnHint::SeeEveryColumn) {
+            return ColumnHint::SeeEveryColumn;
+        }
+        hint
     }
 
     fn transform_cell(&mut self, cell: Cell) -> Cell {
@@ -210,6 +237,9 @@ struct Memory {
     standing: Option<(CellVerdict, Bytes, Bytes)>,
     /// The sub-filter included the current cell (its transform applies).
     included: bool,
+    /// The sub-filter itself judged the current cell (it was not answered from
+    /// `standing`): only then does its column hint speak of this cell.
+    judged: bool,
 }
 
 impl Memory {
@@ -295,6 +325,37 @@ impl Filter for OrList {
         }
     }
 
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        // `None` stands for the family's end (a sub-filter done with the row).
+        let mut nearest: Option<Option<Bytes>> = None;
+        for (filter, memory) in self.filters.iter().zip(&self.memories) {
+            if filter.filter_all_remaining() {
+                continue;
+            }
+            let reach = match memory.standing.as_ref().map(|(verdict, _, _)| *verdict) {
+                Some(CellVerdict::NextRow | CellVerdict::EndScan) => None,
+                // Remembered for this column only: what comes after is unknown.
+                Some(CellVerdict::NextColumn) if !memory.judged => return ColumnHint::Indifferent,
+                Some(CellVerdict::NextColumn) => match filter.column_hint(cell) {
+                    ColumnHint::SkipTo(qualifier) => Some(qualifier),
+                    ColumnHint::RestOfFamily => None,
+                    other => return other,
+                },
+                _ => return ColumnHint::SeeEveryColumn,
+            };
+            nearest = Some(match (nearest, reach) {
+                (None, reach) => reach,
+                (Some(None), reach) | (Some(reach), None) => reach,
+                (Some(Some(mine)), Some(theirs)) => Some(mine.min(theirs)),
+            });
+        }
+        match nearest {
+            Some(Some(qualifier)) => ColumnHint::SkipTo(qualifier),
+            Some(None) => ColumnHint::RestOfFamily,
+            None => ColumnHint::Indifferent,
+        }
+    }
+
     fn skip_hint(&self, row: &[u8]) -> SkipHint {
         // Sub-filters that filter all remaining are never asked again: they keep
         // no row anywhere and do not limit the skip.
@@ -325,10 +386,10 @@ impl Filter for OrList {
             if filter.filter_all_remaining() {
                 continue;
             }
-            let answer = memory
-                .answer_for(cell)
-                .unwrap_or_else(|| filter.filter_cell(cell));
+            let remembered = memory.answer_for(cell);
+            let answer = remembered.unwrap_or_else(|| filter.filter_cell(cell));
             memory.record(answer, cell);
+            memory.judged = remembered.is_none();
             verdict = Some(match verdict {
                 None => answer,
                 Some(so_far) => or_verdict(so_far, answer),

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 
 use super::comparator::Comparison;
 
@@ -101,6 +101,11 @@ impl Filter for PrefixFilter {
     fn filter_all_remaining(&self) -> bool {
         self.passed_prefix
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
+    }
 }
 
 /// The first row sorting after every row starting with `prefix` (its last byte below
@@ -154,6 +159,11 @@ impl Filter for InclusiveStopFilter {
     fn filter_all_remaining(&self) -> bool {
         self.done
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
+    }
 }
 
 /// `RowFilter(op, 'comparator')`: rows whose key satisfies `key <op> operand`.
@@ -190,6 +200,11 @@ impl Filter for RowFilter {
     fn filter_row(&mut self) -> bool {
         self.row_rejected
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
+    }
 }
 
 /// `PageFilter(n)`: at most `n` rows per scan of one tablet. A row counts when it
@@ -225,6 +240,11 @@ impl Filter for PageFilter {
 
     fn needs_whole_row(&self) -> bool {
         true
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
     }
 }
 
@@ -270,6 +290,11 @@ impl Filter for FilterAllFilter {
     fn filter_all_remaining(&self) -> bool {
         true
     }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
+    }
 }
 
 /// `RandomRowFilter('chance')`: each row passes with probability `chance`, drawn
@@ -313,6 +338,11 @@ impl Filter for RandomRowFilter {
 
     fn filter_row(&mut self) -> bool {
         self.row_rejected
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
     }
 }
 

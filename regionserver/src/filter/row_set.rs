@@ -9,7 +9,7 @@
 //! Must not: know what a set holds (the sets do: `fuzzy_row`, `row_ranges`).
 
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 
 use super::row_filters::cell_of_row;
 
@@ -107,5 +107,10 @@ impl<S: RowSet> Filter for RowSetFilter<S> {
 
     fn filter_all_remaining(&self) -> bool {
         self.done
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        // Judges whole rows: no state across columns.
+        ColumnHint::Indifferent
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter};
+use tabula_storage::{CellVerdict, ColumnHint, Filter};
 
 use super::comparator::Comparison;
 
@@ -34,6 +34,10 @@ impl Filter for ValueFilter {
         } else {
             CellVerdict::Skip
         }
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        ColumnHint::Indifferent
     }
 }
 
@@ -227,6 +231,16 @@ impl Filter for ColumnValueFilter {
             CellVerdict::Include
         } else {
             CellVerdict::Skip
+        }
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        // Before its column in its family: the column; anywhere else in a family,
+        // nothing more of the family (its column was passed, or is not in it).
+        if cell.family == self.family && cell.qualifier < self.qualifier {
+            ColumnHint::SkipTo(self.qualifier.clone())
+        } else {
+            ColumnHint::RestOfFamily
         }
     }
 }

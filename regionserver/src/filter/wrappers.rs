@@ -10,7 +10,7 @@
 //! Must not: know any particular wrapped filter.
 
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 
 use super::list::includes;
 
@@ -57,6 +57,19 @@ impl Filter for SkipFilter {
             self.row_failed = true;
         }
         verdict
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        if !self.row_failed {
+            // Every cell must pass for the row to stay: all must be seen.
+            return ColumnHint::SeeEveryColumn;
+        }
+        // The row is dropped whatever comes; the wrapped filter may still say where
+        // its columns resume.
+        match self.inner.column_hint(cell) {
+            ColumnHint::SeeEveryColumn => ColumnHint::Indifferent,
+            hint => hint,
+        }
     }
 
     fn transform_cell(&mut self, cell: Cell) -> Cell {
@@ -116,6 +129,15 @@ impl Filter for WhileMatchFilter {
             self.ended = true;
         }
         verdict
+    }
+
+    fn column_hint(&self, _cell: &Cell) -> ColumnHint {
+        if self.filter_all_remaining() {
+            ColumnHint::Indifferent
+        } else {
+            // Still matching: the first cell the wrapped filter fails ends the scan.
+            ColumnHint::SeeEveryColumn
+        }
     }
 
     fn skip_hint(&self, _row: &[u8]) -> SkipHint {
@@ -202,6 +224,10 @@ impl Filter for ScanFilter {
             RowVerdict::Skip if self.inner.filter_all_remaining() => RowVerdict::EndScan,
             verdict => verdict,
         }
+    }
+
+    fn column_hint(&self, cell: &Cell) -> ColumnHint {
+        self.inner.column_hint(cell)
     }
 
     fn skip_hint(&self, row: &[u8]) -> SkipHint {

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use tabula_storage::types::Cell;
-use tabula_storage::{CellVerdict, Filter, RowVerdict, SkipHint};
+use tabula_storage::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 
 use crate::filter::parse_filter;
 
@@ -49,7 +49,8 @@ pub(crate) fn run_filter(filter: &mut dyn Filter, rows: &[Row]) -> Vec<Row> {
 /// Whether the driver passes over rows a filter's skip hint names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hints {
-    /// As the engine does: rows before a [`SkipHint::SkipTo`] bound are not shown.
+    /// As the engine does: rows before a [`SkipHint::SkipTo`] bound are not shown,
+    /// nor the columns a [`ColumnHint`] passes over.
     Follow,
     /// Every row is shown to the filter.
     Ignore,
@@ -100,8 +101,19 @@ pub(crate) fn run_filter_with(filter: &mut dyn Filter, rows: &[Row], hints: Hint
         }
         let mut included = Vec::new();
         let mut skipping_column: Option<&Cell> = None;
+        // A column hint: the family it was given in, and where its columns resume
+        // (`None`: the family's end).
+        let mut skipping_to: Option<(&Bytes, Option<Bytes>)> = None;
         let mut end_after_row = false;
         for cell in cells {
+            if let Some((family, resume)) = &skipping_to {
+                let passed_over =
+                    cell.family == **family && resume.as_ref().is_none_or(|q| cell.qualifier < *q);
+                if passed_over {
+                    continue;
+                }
+                skipping_to = None;
+            }
             if let Some(skipped) = skipping_column {
                 if same_column(skipped, cell) {
                     continue;
@@ -115,7 +127,18 @@ pub(crate) fn run_filter_with(filter: &mut dyn Filter, rows: &[Row], hints: Hint
                     skipping_column = Some(cell);
                 }
                 CellVerdict::Skip => {}
-                CellVerdict::NextColumn => skipping_column = Some(cell),
+                CellVerdict::NextColumn => {
+                    skipping_column = Some(cell);
+                    if hints == Hints::Follow {
+                        skipping_to = match filter.column_hint(cell) {
+                            ColumnHint::SkipTo(q) if q > cell.qualifier => {
+                                Some((&cell.family, Some(q)))
+                            }
+                            ColumnHint::RestOfFamily => Some((&cell.family, None)),
+                            _ => None,
+                        };
+                    }
+                }
                 CellVerdict::NextRow => break,
                 CellVerdict::EndScan => {
                     end_after_row = true;

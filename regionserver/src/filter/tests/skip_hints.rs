@@ -1,9 +1,12 @@
-//! Skip hints: passing over the rows a filter's hint names must never change what a
-//! scan returns. Random filter trees mixing the hinting filters (MultiRowRangeFilter,
-//! FuzzyRowFilter, PrefixFilter) with stateful ones (WHILE, PageFilter,
-//! InclusiveStopFilter) run over random rows twice, once showing every row to the
-//! filter and once following its hints, forward and reversed; plus checks that the
-//! hints do pass over rows.
+//! Skip hints: passing over the rows or columns a filter's hint names must never
+//! change what a scan returns. Random filter trees mixing the hinting filters
+//! (MultiRowRangeFilter, FuzzyRowFilter, PrefixFilter; ColumnRangeFilter,
+//! ColumnPrefixFilter, MultipleColumnPrefixFilter, ColumnPaginationFilter,
+//! ColumnValueFilter) with stateful ones (WHILE, SKIP, PageFilter, InclusiveStopFilter,
+//! ColumnCountGetFilter, SingleColumnValueFilter, FirstKeyOnlyFilter) run over random
+//! rows twice, once showing every row and cell to the filter and once following its
+//! hints, forward and reversed; plus checks that the hints do pass over rows and
+//! columns.
 
 use bytes::Bytes;
 use proptest::collection::vec;
@@ -72,8 +75,71 @@ fn fuzzy_keys() -> impl Strategy<Value = FilterExpr> {
     })
 }
 
+/// Qualifiers and column bounds over a small alphabet (a zero byte included: the
+/// first qualifier after another is it with 0x00 appended).
+fn qualifier() -> impl Strategy<Value = Vec<u8>> {
+    vec(select(vec![0u8, b'a', b'b', b'c']), 0..=2)
+}
+
+fn column_leaf() -> impl Strategy<Value = FilterExpr> {
+    prop_oneof![
+        (qualifier(), any::<bool>(), qualifier(), any::<bool>()).prop_map(|(a, ai, b, bi)| {
+            call(
+                "ColumnRangeFilter",
+                vec![quoted(a), Arg::Boolean(ai), quoted(b), Arg::Boolean(bi)],
+            )
+        }),
+        qualifier().prop_map(|p| call("ColumnPrefixFilter", vec![quoted(p)])),
+        proptest::collection::btree_set(qualifier(), 1..3).prop_map(|ps| {
+            call(
+                "MultipleColumnPrefixFilter",
+                ps.into_iter().map(quoted).collect(),
+            )
+        }),
+        (0i64..3, qualifier()).prop_map(|(n, q)| {
+            call("ColumnPaginationFilter", vec![Arg::Integer(n), quoted(q)])
+        }),
+        (0i64..3, 0i64..3).prop_map(|(n, o)| {
+            call(
+                "ColumnPaginationFilter",
+                vec![Arg::Integer(n), Arg::Integer(o)],
+            )
+        }),
+        (0i64..4).prop_map(|n| call("ColumnCountGetFilter", vec![Arg::Integer(n)])),
+        (select(vec!["cf", "cg"]), qualifier()).prop_map(|(f, q)| {
+            call(
+                "ColumnValueFilter",
+                vec![
+                    quoted(f.as_bytes().to_vec()),
+                    quoted(q),
+                    Arg::Operator(CompareOp::Equal),
+                    quoted(b"binary:x".to_vec()),
+                ],
+            )
+        }),
+        (select(vec!["cf", "cg"]), qualifier(), any::<bool>()).prop_map(|(f, q, missing)| {
+            call(
+                "SingleColumnValueFilter",
+                vec![
+                    quoted(f.as_bytes().to_vec()),
+                    quoted(q),
+                    Arg::Operator(CompareOp::Equal),
+                    quoted(b"binary:x".to_vec()),
+                    Arg::Boolean(missing),
+                    Arg::Boolean(true),
+                ],
+            )
+        }),
+        Just(call("FirstKeyOnlyFilter", vec![])),
+        Just(call("KeyOnlyFilter", vec![])),
+        (1i64..4).prop_map(|t| call("TimestampsFilter", vec![Arg::Integer(t)])),
+    ]
+}
+
 fn leaf() -> impl Strategy<Value = FilterExpr> {
     prop_oneof![
+        column_leaf(),
+        column_leaf(),
         row_ranges(),
         fuzzy_keys(),
         key_bytes(2).prop_map(|p| call("PrefixFilter", vec![quoted(p)])),
@@ -114,32 +180,46 @@ fn tree() -> impl Strategy<Value = FilterExpr> {
     })
 }
 
-/// Rows of one or two cells with values `x` or `y`, ascending.
+/// Rows of up to eight cells over two families, qualifiers of up to two bytes of
+/// 0x00 and `a`..`c`, versions 1..3, values `x` or `y`, ascending as the engine delivers them.
 fn rows() -> impl Strategy<Value = Vec<Row>> {
+    let cell = (
+        select(vec!["cf", "cg"]),
+        vec(select(vec![0u8, b'a', b'b', b'c']), 0..=2),
+        1i64..4,
+        select(vec!["x", "y"]),
+    );
     vec(
         (
             key_bytes(4).prop_filter("rows are not empty", |k| !k.is_empty()),
-            vec(select(vec!["x", "y"]), 1..3),
+            vec(cell, 1..8),
         ),
-        0..40,
+        0..30,
     )
     .prop_map(|mut rows| {
         rows.sort_by(|a, b| a.0.cmp(&b.0));
         rows.dedup_by(|a, b| a.0 == b.0);
         rows.into_iter()
-            .map(|(key, values)| {
+            .map(|(key, cells)| {
                 let row = Bytes::from(key);
-                let cells = values
+                let mut cells: Vec<Cell> = cells
                     .into_iter()
-                    .enumerate()
-                    .map(|(i, value)| Cell {
+                    .map(|(family, qualifier, timestamp, value)| Cell {
                         row: row.clone(),
-                        family: Bytes::from_static(b"cf"),
-                        qualifier: Bytes::from(format!("q{i}")),
-                        timestamp: 1,
+                        family: Bytes::from_static(family.as_bytes()),
+                        qualifier: Bytes::from(qualifier),
+                        timestamp,
                         value: Bytes::from_static(value.as_bytes()),
                     })
                     .collect();
+                cells.sort_by(|a, b| {
+                    (&a.family, &a.qualifier)
+                        .cmp(&(&b.family, &b.qualifier))
+                        .then(b.timestamp.cmp(&a.timestamp))
+                });
+                cells.dedup_by(|a, b| {
+                    (&a.family, &a.qualifier, a.timestamp) == (&b.family, &b.qualifier, b.timestamp)
+                });
                 (row, cells)
             })
             .collect()
@@ -275,6 +355,90 @@ fn prefix_filter_jumps_to_its_prefix_and_an_and_list_to_the_farthest_bound() {
     );
     assert_eq!(out.len(), 10);
     assert_eq!(seen, 12);
+}
+
+/// One row `r` with columns `cf:c000`..`cf:c999`, one version each.
+fn wide_row() -> Vec<Row> {
+    let row = Bytes::from_static(b"r");
+    let cells = (0..1000)
+        .map(|i| Cell {
+            row: row.clone(),
+            family: Bytes::from_static(b"cf"),
+            qualifier: Bytes::from(format!("c{i:03}")),
+            timestamp: 1,
+            value: Bytes::from_static(b"x"),
+        })
+        .collect();
+    vec![(row, cells)]
+}
+
+/// Counts the cells a filter is shown.
+struct CountingCells {
+    inner: Box<dyn Filter>,
+    shown: usize,
+}
+
+impl Filter for CountingCells {
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
+        self.inner.filter_row_key(row)
+    }
+    fn filter_cell(&mut self, cell: &Cell) -> tabula_storage::CellVerdict {
+        self.shown += 1;
+        self.inner.filter_cell(cell)
+    }
+    fn column_hint(&self, cell: &Cell) -> tabula_storage::ColumnHint {
+        self.inner.column_hint(cell)
+    }
+    fn transform_cell(&mut self, cell: Cell) -> Cell {
+        self.inner.transform_cell(cell)
+    }
+    fn filter_row(&mut self) -> bool {
+        self.inner.filter_row()
+    }
+}
+
+/// Runs `filter` over a wide row following hints: (qualifiers returned, cells shown).
+fn cells_shown(filter: &str) -> (Vec<String>, usize) {
+    let inner = parse_filter(filter.as_bytes()).expect("parses");
+    let mut counting = CountingCells { inner, shown: 0 };
+    let out = run_filter_with(&mut counting, &wide_row(), Hints::Follow)
+        .into_iter()
+        .flat_map(|(_, cells)| cells)
+        .map(|c| String::from_utf8_lossy(&c.qualifier).into_owned())
+        .collect();
+    (out, counting.shown)
+}
+
+#[test]
+fn column_filters_jump_to_their_columns_in_a_wide_row() {
+    let (out, shown) = cells_shown("ColumnRangeFilter('c500', true, 'c503', false)");
+    assert_eq!(out, ["c500", "c501", "c502"]);
+    // c000, the three, c503 (past the range: the rest of the family goes).
+    assert_eq!(shown, 5);
+    let (out, shown) = cells_shown("ColumnPaginationFilter(2, 'c900')");
+    assert_eq!(out, ["c900", "c901"]);
+    assert_eq!(shown, 4);
+    let (out, shown) = cells_shown("MultipleColumnPrefixFilter('c77', 'c12')");
+    assert_eq!(out.len(), 20);
+    assert!(shown <= 24, "{shown} cells shown");
+    let (out, shown) = cells_shown("ColumnPrefixFilter('c12') AND ValueFilter(=, 'binary:x')");
+    assert_eq!(out.len(), 10);
+    assert!(shown <= 12, "{shown} cells shown");
+    // A filter counting the columns it is shown must see them all; after the
+    // rejecting filter it is not shown the rejected ones anyway.
+    let (out, shown) = cells_shown(
+        "ColumnCountGetFilter(1000) AND ColumnRangeFilter('c500', true, 'c503', false)",
+    );
+    assert_eq!(out, ["c500", "c501", "c502"]);
+    assert_eq!(shown, 1000);
+    let (out, shown) = cells_shown(
+        "ColumnRangeFilter('c500', true, 'c503', false) AND ColumnCountGetFilter(1000)",
+    );
+    assert_eq!(out, ["c500", "c501", "c502"]);
+    assert_eq!(shown, 5);
 }
 
 #[test]
