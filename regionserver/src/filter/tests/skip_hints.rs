@@ -257,10 +257,23 @@ proptest! {
     }
 }
 
-/// Counts the row keys a filter is shown.
+/// Passes every call to the filter it wraps, counting the row keys and the cells
+/// it is shown.
 struct Counting {
     inner: Box<dyn Filter>,
-    shown: usize,
+    rows: usize,
+    cells: usize,
+}
+
+impl Counting {
+    fn new(filter: &str) -> Counting {
+        let inner = parse_filter(filter.as_bytes()).expect("parses");
+        Counting {
+            inner,
+            rows: 0,
+            cells: 0,
+        }
+    }
 }
 
 impl Filter for Counting {
@@ -271,20 +284,33 @@ impl Filter for Counting {
         self.inner.reset();
     }
     fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
-        self.shown += 1;
+        self.rows += 1;
         self.inner.filter_row_key(row)
     }
     fn skip_hint(&self, row: &[u8]) -> SkipHint {
         self.inner.skip_hint(row)
     }
     fn filter_cell(&mut self, cell: &Cell) -> tabula_storage::CellVerdict {
+        self.cells += 1;
         self.inner.filter_cell(cell)
+    }
+    fn column_hint(&self, cell: &Cell) -> tabula_storage::ColumnHint {
+        self.inner.column_hint(cell)
+    }
+    fn transform_cell(&mut self, cell: Cell) -> Cell {
+        self.inner.transform_cell(cell)
+    }
+    fn filter_row_cells(&mut self, cells: &mut Vec<Cell>) {
+        self.inner.filter_row_cells(cells);
     }
     fn filter_row(&mut self) -> bool {
         self.inner.filter_row()
     }
     fn filter_all_remaining(&self) -> bool {
         self.inner.filter_all_remaining()
+    }
+    fn needs_whole_row(&self) -> bool {
+        self.inner.needs_whole_row()
     }
 }
 
@@ -307,13 +333,12 @@ fn numbered_rows() -> Vec<Row> {
 
 /// Runs `filter` over `rows` following hints: (rows emitted, row keys shown).
 fn shown(filter: &str, rows: &[Row]) -> (Vec<Bytes>, usize) {
-    let inner = parse_filter(filter.as_bytes()).expect("parses");
-    let mut counting = Counting { inner, shown: 0 };
+    let mut counting = Counting::new(filter);
     let out = run_filter_with(&mut counting, rows, Hints::Follow)
         .into_iter()
         .map(|(key, _)| key)
         .collect();
-    (out, counting.shown)
+    (out, counting.rows)
 }
 
 #[test]
@@ -372,44 +397,15 @@ fn wide_row() -> Vec<Row> {
     vec![(row, cells)]
 }
 
-/// Counts the cells a filter is shown.
-struct CountingCells {
-    inner: Box<dyn Filter>,
-    shown: usize,
-}
-
-impl Filter for CountingCells {
-    fn reset(&mut self) {
-        self.inner.reset();
-    }
-    fn filter_row_key(&mut self, row: &[u8]) -> RowVerdict {
-        self.inner.filter_row_key(row)
-    }
-    fn filter_cell(&mut self, cell: &Cell) -> tabula_storage::CellVerdict {
-        self.shown += 1;
-        self.inner.filter_cell(cell)
-    }
-    fn column_hint(&self, cell: &Cell) -> tabula_storage::ColumnHint {
-        self.inner.column_hint(cell)
-    }
-    fn transform_cell(&mut self, cell: Cell) -> Cell {
-        self.inner.transform_cell(cell)
-    }
-    fn filter_row(&mut self) -> bool {
-        self.inner.filter_row()
-    }
-}
-
 /// Runs `filter` over a wide row following hints: (qualifiers returned, cells shown).
 fn cells_shown(filter: &str) -> (Vec<String>, usize) {
-    let inner = parse_filter(filter.as_bytes()).expect("parses");
-    let mut counting = CountingCells { inner, shown: 0 };
+    let mut counting = Counting::new(filter);
     let out = run_filter_with(&mut counting, &wide_row(), Hints::Follow)
         .into_iter()
         .flat_map(|(_, cells)| cells)
         .map(|c| String::from_utf8_lossy(&c.qualifier).into_owned())
         .collect();
-    (out, counting.shown)
+    (out, counting.cells)
 }
 
 #[test]
