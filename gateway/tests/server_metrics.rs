@@ -70,11 +70,33 @@ fn metrics_follow_calls_tablets_and_the_commit_log() {
             &[("cf:v", "value")],
         );
     }
+    // Three gets and a scan of the 20 rows: 23 rows read.
+    for row in ["r00", "r05", "r19"] {
+        let got = c
+            .get_row(b"metrics_t".to_vec(), row.as_bytes().to_vec(), no_attrs())
+            .expect("getRow");
+        assert_eq!(got.len(), 1);
+    }
+    let id = c
+        .scanner_open_with_scan(b"metrics_t".to_vec(), tscan(), no_attrs())
+        .expect("scannerOpenWithScan");
+    assert_eq!(drain(&mut c, id, 7).len(), 20);
     let (_, after) = http_get(&addr, "/metrics");
     assert!(
         calls(&after).expect("thrift1 calls") >= calls_before + 21.0,
         "{after}"
     );
+    let tablet_counter = |name: &str| {
+        let prefix = format!("{name}{{table=\"metrics_t\"");
+        after
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .and_then(|l| l.rsplit_once(' '))
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {name} of the new table: {after}"))
+    };
+    assert_eq!(tablet_counter("tabula_tablet_write_requests_total"), 20.0);
+    assert_eq!(tablet_counter("tabula_tablet_read_requests_total"), 23.0);
     assert_eq!(
         sample(&after, "tabula_thrift_connections_open", "api=\"thrift1\""),
         Some(1.0)

@@ -236,15 +236,20 @@ fn encode_regionserver(
     let mut memtable = Vec::new();
     let mut files = Vec::new();
     let mut file_bytes = Vec::new();
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
     for t in &tablets {
         let stats = t.stats();
+        let requests = t.request_counts();
         let labels = vec![
             ("table", t.schema().name.clone()),
             ("tablet", t.id().to_string()),
         ];
         memtable.push((labels.clone(), Value::gauge(stats.memtable_bytes as u64)));
         files.push((labels.clone(), Value::gauge(stats.file_count as u64)));
-        file_bytes.push((labels, Value::gauge(stats.file_bytes)));
+        file_bytes.push((labels.clone(), Value::gauge(stats.file_bytes)));
+        reads.push((labels.clone(), Value::Counter(requests.reads)));
+        writes.push((labels, Value::Counter(requests.writes)));
     }
     let on_server = |v: Value| vec![(vec![("server", server.clone())], v)];
     labelled(
@@ -274,6 +279,20 @@ fn encode_regionserver(
         "Bytes of the SSTables a tablet reads.",
         MetricType::Gauge,
         &file_bytes,
+    )?;
+    labelled(
+        encoder,
+        "tablet_read_requests",
+        "Rows a tablet has read since it was opened here: one per get and per row a scan returned.",
+        MetricType::Counter,
+        &reads,
+    )?;
+    labelled(
+        encoder,
+        "tablet_write_requests",
+        "Row mutations a tablet has applied since it was opened here (puts, deletes, read-modify-writes).",
+        MetricType::Counter,
+        &writes,
     )?;
     let memory = engine.memtable_memory();
     single(

@@ -17,6 +17,8 @@ pub mod scan;
 pub mod split;
 pub mod write;
 
+mod requests;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,6 +37,7 @@ use crate::sstable::SstReader;
 
 use runs::{FamilyRuns, SortedRun};
 
+pub use requests::RequestCounts;
 pub use rmw::{CompareOp, Condition};
 pub use scan::{RowResult, ScanRequest, TabletScanner};
 pub use split::SplitChildren;
@@ -258,6 +261,8 @@ pub struct Tablet {
     flushed: Condvar,
     flushed_mutex: Mutex<()>,
     closed: AtomicBool,
+    /// Reads and writes served (shared with the tablet's scanners).
+    requests: Arc<requests::RequestCounters>,
 }
 
 impl Tablet {
@@ -288,7 +293,13 @@ impl Tablet {
             flushed: Condvar::new(),
             flushed_mutex: Mutex::new(()),
             closed: AtomicBool::new(false),
+            requests: Arc::default(),
         }
+    }
+
+    /// The reads and writes the tablet has served since it was opened here.
+    pub fn request_counts(&self) -> RequestCounts {
+        self.requests.reading()
     }
 
     /// The tablet's id.

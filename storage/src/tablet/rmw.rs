@@ -128,6 +128,7 @@ impl Tablet {
     ) -> Result<bool> {
         self.validate(mutation)?;
         self.schema().require_family(&condition.family)?;
+        self.requests.read(1);
         let pending = {
             let _row = self.row_locks.lock(&mutation.row);
             let stored = self.newest_cell(
@@ -145,6 +146,7 @@ impl Tablet {
             let entries = self.resolve(mutation, self.shared.now_ms())?;
             self.commit(&mutation.row, &entries, durability)?
         };
+        self.requests.wrote(1);
         self.finish_or_defer(pending)?;
         Ok(true)
     }
@@ -240,6 +242,7 @@ impl Tablet {
         for (f, _) in columns {
             schema.require_family(f)?;
         }
+        self.requests.read(1);
         let mut result = Vec::with_capacity(columns.len());
         let pending = {
             let _row = self.row_locks.lock(row);
@@ -287,7 +290,9 @@ impl Tablet {
             if entries.is_empty() {
                 None
             } else {
-                Some(self.commit(row, &entries, durability)?)
+                let p = self.commit(row, &entries, durability)?;
+                self.requests.wrote(1);
+                Some(p)
             }
         };
         if let Some(p) = pending {

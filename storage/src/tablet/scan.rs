@@ -193,6 +193,7 @@ impl Tablet {
             return Err(crate::error::Error::RowOutOfRange { tablet: self.id });
         }
         let plan = ReadPlan::compile(&self.schema_guard(), &opts, self.shared.now_ms())?;
+        self.requests.read(1);
         let snapshot = self.mvcc.read_point();
         let mut filter = opts.filter.take();
         if let Some(f) = filter.as_deref_mut() {
@@ -256,6 +257,7 @@ impl Tablet {
         };
         Ok(TabletScanner {
             _version: version,
+            requests: self.requests.clone(),
             iter,
             plan,
             snapshot,
@@ -297,6 +299,8 @@ fn largest_key(version: &Version) -> Vec<u8> {
 /// compactions never disturb it; sees writes visible at its creation.
 pub struct TabletScanner {
     _version: Arc<Version>,
+    /// The tablet's request counters: every row returned counts one read.
+    requests: Arc<super::requests::RequestCounters>,
     iter: Box<dyn KvIter>,
     plan: ReadPlan,
     snapshot: u64,
@@ -344,6 +348,7 @@ impl TabletScanner {
                 self.done = true;
                 return Ok(None);
             };
+            self.requests.read(1);
             if self.batch == 0 || cells.len() <= self.batch {
                 return Ok(Some(RowResult {
                     cells,

@@ -91,6 +91,7 @@ impl Tablet {
         } else {
             self.commit_now(&rm.row, &entries, durability)?
         };
+        self.requests.wrote(1);
         Ok(Some(p))
     }
 
