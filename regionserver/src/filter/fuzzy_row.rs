@@ -72,25 +72,22 @@ impl FuzzyKey {
             },
         }
     }
-}
 
-/// The fuzzy keys of a filter: a row is kept when it matches any.
-/// The first position where `row` breaks `key` (a fixed byte it differs at), with
-/// the row's and the key's byte there.
-fn first_break(key: &FuzzyKey, row: &[u8]) -> Option<(usize, u8, u8)> {
-    key.positions()
-        .zip(row)
-        .enumerate()
-        .find(|(_, ((key, fixed), byte))| *fixed && key != *byte)
-        .map(|(at, ((key, _), byte))| (at, *byte, key))
-}
+    /// The first position where `row` breaks the key (a fixed byte it differs at),
+    /// with the row's and the key's byte there.
+    fn first_break(&self, row: &[u8]) -> Option<(usize, u8, u8)> {
+        self.positions()
+            .zip(row)
+            .enumerate()
+            .find(|(_, ((key, fixed), byte))| *fixed && key != *byte)
+            .map(|(at, ((key, _), byte))| (at, *byte, key))
+    }
 
-impl FuzzyKey {
     /// For a `row` this key does not match, a bound no row between `row` and which
     /// (in scan `order`) this key matches, as [`RowSet::resume_at`] means it; `None`
     /// when the key matches no row further on.
     fn resume_at(&self, row: &[u8], order: ScanOrder) -> Option<Vec<u8>> {
-        let (at, byte, wanted) = first_break(self, row)?;
+        let (at, byte, wanted) = self.first_break(row)?;
         let kept = row.get(..at)?;
         let mut bound = Vec::with_capacity(at + 1);
         match (order, byte < wanted) {
@@ -124,6 +121,7 @@ impl FuzzyKey {
     }
 }
 
+/// The fuzzy keys of a filter: a row is kept when it matches any.
 pub(crate) struct FuzzyKeys(pub(crate) Vec<FuzzyKey>);
 
 impl RowSet for FuzzyKeys {
