@@ -618,6 +618,60 @@ fn reversed_scans_with_prefix_and_inclusive_stop_filters() {
     assert_eq!(rows_of(&got), vec!["a1", "b1", "b2"]);
 }
 
+/// Filters whose skip hints point past a region's end: the scan goes on in the next
+/// region, which starts in the middle of the gap the hint jumped, forward and
+/// reversed, and returns exactly the rows the filter keeps.
+#[test]
+fn skip_hints_across_regions() {
+    let mut c = client2();
+    let name = unique("t2_hints");
+    c.create_table(
+        table_desc(&name, vec![family("f", None)]),
+        vec![b"r2".to_vec(), b"r5".to_vec(), b"r8".to_vec()],
+    )
+    .unwrap();
+    let rows: Vec<String> = (0..100).map(|i| format!("r{i:02}")).collect();
+    let puts = rows
+        .iter()
+        .map(|r| tput(r, &[("f:q", "v")], None))
+        .collect();
+    c.put_multiple(name.clone(), puts).unwrap();
+    let rows_of = |rs: &[tabula_thrift::hbase2::TResult]| rs.iter().map(row_of).collect::<Vec<_>>();
+    let mut scan = |filter: &str, reversed: bool| {
+        let mut s = tscan2();
+        s.reversed = Some(reversed);
+        s.filter_string = Some(filter.as_bytes().to_vec());
+        rows_of(&c.get_scanner_results(name.clone(), s, 1000).unwrap())
+    };
+    let check = |got: Vec<String>, keep: &dyn Fn(usize) -> bool, reversed: bool, what: &str| {
+        let mut expected: Vec<String> = (0..100)
+            .filter(|i| keep(*i))
+            .map(|i| format!("r{i:02}"))
+            .collect();
+        if reversed {
+            expected.reverse();
+        }
+        assert_eq!(got, expected, "{what}, reversed {reversed}");
+    };
+    let ranges = "MultiRowRangeFilter('r15', true, 'r22', false, 'r55', false, 'r57', true, 'r90', true, '', false)";
+    let fuzzy = "FuzzyRowFilter('r?3', '010')";
+    for reversed in [false, true] {
+        check(
+            scan(ranges, reversed),
+            &|i| (15..22).contains(&i) || (56..=57).contains(&i) || i >= 90,
+            reversed,
+            ranges,
+        );
+        check(scan(fuzzy, reversed), &|i| i % 10 == 3, reversed, fuzzy);
+        check(
+            scan(&format!("{fuzzy} AND {ranges}"), reversed),
+            &|i| i % 10 == 3 && ((15..22).contains(&i) || i >= 90),
+            reversed,
+            "both",
+        );
+    }
+}
+
 #[test]
 fn table_lifecycle_and_descriptors() {
     let mut c = client2();
