@@ -502,7 +502,42 @@ mod tests {
         }
     }
 
+    #[test]
+    fn extreme_decimals_and_offsets_are_answered_not_panicked_on() {
+        for spec in [
+            &b"bigdecimal:1E+9223372036854775807"[..],
+            b"bigdecimal:1E-9223372036854775808",
+            b"bigdecimal:-0.000000000000000000000000000000000001",
+            b"bigdecimal:99999999999999999999999999999999999999999999",
+            b"binarycomponent:18446744073709551615:x",
+        ] {
+            if let Ok(comparator) = Comparator::parse(spec) {
+                for value in [
+                    java_bytes(1, i32::MAX),
+                    java_bytes(-1, i32::MIN),
+                    java_bytes(0, 0),
+                    vec![0x7f; 64],
+                ] {
+                    let _ = comparator.compare_to(&value);
+                }
+            }
+        }
+        assert!(Comparator::parse(b"binarycomponent:99999999999999999999999:x").is_err());
+    }
+
     proptest::proptest! {
+        #[test]
+        fn any_decimal_spec_and_value_are_answered_not_panicked_on(
+            spec in "[-+0-9.eE]{0,24}",
+            value in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24),
+        ) {
+            let mut text = b"bigdecimal:".to_vec();
+            text.extend_from_slice(spec.as_bytes());
+            if let Ok(comparator) = Comparator::parse(&text) {
+                let _ = comparator.compare_to(&value);
+            }
+        }
+
         #[test]
         fn bigdecimal_orders_like_exact_arithmetic(
             a in -1_000_000i64..1_000_000,
