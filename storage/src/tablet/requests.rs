@@ -2,57 +2,11 @@
 //! metrics endpoint (hot tablets) and, later, load-aware balancing.
 //!
 //! Owns: [`RequestCounters`], kept by every tablet, and [`RequestCounts`], a reading
-//! of them. Each counter is striped: a thread adds to its own cache-line-sized
-//! stripe, so gets on several threads do not pass one line back and forth; a
-//! reading sums the stripes.
+//! of them. Each counter is a [`StripedCounter`], so gets on several threads do not
+//! pass one cache line back and forth.
 //! Must not: be read on the request path (a reading walks every stripe).
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
-use crossbeam_utils::CachePadded;
-
-/// Stripes per counter: enough that a few request threads rarely share one.
-const STRIPES: usize = 8;
-
-/// Hands each thread its stripe, round robin.
-static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static STRIPE: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-fn stripe() -> usize {
-    STRIPE.with(|s| match s.get() {
-        Some(index) => index,
-        None => {
-            let index = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
-            s.set(Some(index));
-            index
-        }
-    })
-}
-
-/// A counter only ever added to, striped over cache lines.
-#[derive(Default)]
-struct StripedCounter {
-    stripes: [CachePadded<AtomicU64>; STRIPES],
-}
-
-impl StripedCounter {
-    fn add(&self, n: u64) {
-        if let Some(slot) = self.stripes.get(stripe()) {
-            slot.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-
-    fn sum(&self) -> u64 {
-        self.stripes
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .fold(0, u64::wrapping_add)
-    }
-}
+use crate::striped::StripedCounter;
 
 /// The requests a tablet has served since it was opened on this server.
 #[derive(Default)]
@@ -62,14 +16,14 @@ pub(crate) struct RequestCounters {
 }
 
 impl RequestCounters {
-    /// `n` rows read (a get, or rows a scanner returned).
-    pub(crate) fn read(&self, n: u64) {
-        self.reads.add(n);
+    /// One row read (a get, or a row a scanner returned).
+    pub(crate) fn read(&self) {
+        self.reads.add_one();
     }
 
-    /// `n` row mutations applied.
-    pub(crate) fn wrote(&self, n: u64) {
-        self.writes.add(n);
+    /// One row mutation applied.
+    pub(crate) fn wrote(&self) {
+        self.writes.add_one();
     }
 
     pub(crate) fn reading(&self) -> RequestCounts {
@@ -103,9 +57,11 @@ mod tests {
                 let counters = counters.clone();
                 std::thread::spawn(move || {
                     for _ in 0..1000 {
-                        counters.read(1);
+                        counters.read();
                     }
-                    counters.wrote(t);
+                    for _ in 0..t {
+                        counters.wrote();
+                    }
                 })
             })
             .collect();

@@ -91,7 +91,7 @@ impl Tablet {
         } else {
             self.commit_now(&rm.row, &entries, durability)?
         };
-        self.requests.wrote(1);
+        self.requests.wrote();
         Ok(Some(p))
     }
 
