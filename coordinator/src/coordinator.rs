@@ -10,15 +10,16 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
-use tabula_regionserver::{RsError, TabletService};
+use tabula_regionserver::{RsError, TabletReport, TabletService};
 use tabula_storage::tablet::TabletDescriptor;
 use tabula_storage::{Durability, FamilySchema, TableSchema};
 
+use crate::balance::{Loads, Movable, RequestRates, Spread, Swap, MAX_MOVES_PER_ROUND};
 use crate::catalog::{
     self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
     ROOT_TABLE, ROOT_TABLET_ID,
@@ -88,112 +89,19 @@ pub enum CoordError {
     ServerAlive(String),
 }
 
-/// Most tablets one balancing round moves.
-const MAX_MOVES_PER_ROUND: usize = 16;
-
-/// How many of each table's movable tablets each server serves, for balancing.
-#[derive(Debug, Default)]
-struct Spread(HashMap<(String, Bytes), usize>);
-
-/// Two tablets to trade between servers `a` and `b`: the one at `from_a` in
-/// `a`'s list of movable tablets goes to `b`, the one at `from_b` in `b`'s to `a`.
-#[derive(Debug)]
-struct Swap {
-    a: String,
-    b: String,
-    from_a: usize,
-    from_b: usize,
-}
-
-impl Spread {
-    fn add(&mut self, server: &str, table: &Bytes) {
-        *self
-            .0
-            .entry((server.to_owned(), table.clone()))
-            .or_default() += 1;
-    }
-
-    fn on(&self, server: &str, table: &Bytes) -> usize {
-        self.0
-            .get(&(server.to_owned(), table.clone()))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// How many more of `table`'s tablets `from` serves than `to`.
-    fn crowding(&self, table: &Bytes, from: &str, to: &str) -> i64 {
-        let count = |s: &str| i64::try_from(self.on(s, table)).unwrap_or(i64::MAX);
-        count(from).saturating_sub(count(to))
-    }
-
-    fn moved(&mut self, table: &Bytes, from: &str, to: &str) {
-        if let Some(n) = self.0.get_mut(&(from.to_owned(), table.clone())) {
-            *n = n.saturating_sub(1);
-        }
-        self.add(to, table);
-    }
-
-    /// Takes from `list` (server `from`'s tablets) one of the table most crowded on
-    /// `from` against `to`.
-    fn take_most_crowded(
-        &self,
-        list: &mut Vec<(TableDescriptor, TabletLocation)>,
-        from: &str,
-        to: &str,
-    ) -> Option<(TableDescriptor, TabletLocation)> {
-        let index = list
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, (t, _))| self.crowding(&t.name, from, to))
-            .map(|(i, _)| i)?;
-        Some(list.swap_remove(index))
-    }
-
-    /// The trade between two servers that spreads tables the most: a tablet of a
-    /// table crowded on `a` against `b` by two or more for one of a table crowded
-    /// on `b` against `a` by two or more.
-    fn best_swap(
-        &self,
-        movable: &HashMap<String, Vec<(TableDescriptor, TabletLocation)>>,
-    ) -> Option<Swap> {
-        let most_crowded = |from: &str, to: &str| -> Option<(usize, i64)> {
-            movable
-                .get(from)?
-                .iter()
-                .enumerate()
-                .map(|(i, (t, _))| (i, self.crowding(&t.name, from, to)))
-                .filter(|(_, c)| *c >= 2)
-                .max_by_key(|(_, c)| *c)
-        };
-        let mut best: Option<(i64, Swap)> = None;
-        let servers: Vec<&String> = movable.keys().collect();
-        for (n, a) in servers.iter().enumerate() {
-            for b in servers.iter().skip(n + 1) {
-                let (Some((from_a, ca)), Some((from_b, cb))) =
-                    (most_crowded(a, b), most_crowded(b, a))
-                else {
-                    continue;
-                };
-                if best.as_ref().is_none_or(|(score, _)| ca + cb > *score) {
-                    let swap = Swap {
-                        a: (*a).clone(),
-                        b: (*b).clone(),
-                        from_a,
-                        from_b,
-                    };
-                    best = Some((ca + cb, swap));
-                }
-            }
-        }
-        best.map(|(_, swap)| swap)
-    }
-}
-
 /// Times compact_table lists a table's tablets again after some split or moved.
 const COMPACT_TABLE_ROUNDS: usize = 10;
 /// First wait before listing a table's tablets again during a compaction; it
 /// doubles each round, up to 64 times (about 3 s over all rounds).
 const COMPACT_TABLE_BACKOFF: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What one balancing round knows and changes as tablets move.
+struct Balanced<'a> {
+    movable: &'a mut Movable,
+    spread: &'a mut Spread,
+    loads: &'a mut Loads,
+    rates: &'a mut RequestRates,
+}
 
 /// Result type of coordinator calls.
 pub type CoordResult<T> = std::result::Result<T, CoordError>;
@@ -295,6 +203,8 @@ pub struct Coordinator {
     stopping: AtomicBool,
     /// Timestamps of catalog writes.
     catalog_clock: catalog::CatalogClock,
+    /// The tablets' request counters as the last balancing round read them.
+    request_rates: Mutex<RequestRates>,
 }
 
 fn now_ms() -> i64 {
@@ -395,6 +305,7 @@ impl Coordinator {
             admin: Mutex::new(()),
             stopping: AtomicBool::new(false),
             catalog_clock: catalog::CatalogClock::default(),
+            request_rates: Mutex::new(RequestRates::default()),
         });
         coord.load_descriptors()?;
         {
@@ -1704,19 +1615,38 @@ impl Coordinator {
     /// the table most crowded on the one against the other; then, with the counts
     /// even, swaps tablets between two servers where one table is crowded on each
     /// (by two or more), so every table's tablets spread over the servers, not
-    /// only their number (at most [`MAX_MOVES_PER_ROUND`] moves). Returns how many
-    /// moved. With one server there is nothing to do.
+    /// only their number; then swaps a busy tablet of the server serving the most
+    /// requests per second (rows read and mutated, from the counters the servers
+    /// report, over the time since the last round) for a quieter one of another
+    /// server, while that lowers the busiest server's rate by a tenth or more
+    /// (HBase's balancer weighs read and write request counts the same way). At
+    /// most [`MAX_MOVES_PER_ROUND`] moves. Returns how many moved. With one server
+    /// there is nothing to do.
     pub fn balance(&self) -> CoordResult<usize> {
         let servers = self.servers();
         if servers.len() < 2 || self.is_deposed() {
             return Ok(0);
         }
         let _g = self.admin.lock();
-        let mut load: BTreeMap<String, usize> = servers
+        let reports: Vec<(String, Vec<TabletReport>)> =
+            servers.iter().map(|s| (s.name(), s.report())).collect();
+        let mut load: BTreeMap<String, usize> = reports
             .iter()
-            .map(|s| (s.name(), s.report().len()))
+            .map(|(s, report)| (s.clone(), report.len()))
             .collect();
-        let mut movable: HashMap<String, Vec<(TableDescriptor, TabletLocation)>> = HashMap::new();
+        let readings: Vec<(String, Vec<(u64, u64)>)> = reports
+            .iter()
+            .map(|(s, report)| {
+                let requests = report
+                    .iter()
+                    .map(|t| (t.tablet, t.requests.reads.saturating_add(t.requests.writes)))
+                    .collect();
+                (s.clone(), requests)
+            })
+            .collect();
+        let mut rates = self.request_rates.lock();
+        let mut loads = rates.observe(&readings, Instant::now());
+        let mut movable = Movable::new();
         let mut spread = Spread::default();
         for t in self.tables() {
             if !t.enabled {
@@ -1730,6 +1660,7 @@ impl Coordinator {
                     .push((t.clone(), loc));
             }
         }
+        loads.require_reported(&movable);
         let mut moved = 0;
         while moved < MAX_MOVES_PER_ROUND {
             let most = load
@@ -1754,34 +1685,73 @@ impl Coordinator {
                 load.remove(&from);
                 continue;
             };
+            let tablet = loc.tablet_id;
             self.move_tablet(&table, loc, &to)?;
             spread.moved(&table.name, &from, &to);
+            loads.moved(tablet, &from, &to);
+            rates.opened(tablet, &to, Instant::now());
             load.entry(from).and_modify(|n| *n -= 1);
             load.entry(to).and_modify(|n| *n += 1);
             moved += 1;
         }
+        let mut balanced = Balanced {
+            movable: &mut movable,
+            spread: &mut spread,
+            loads: &mut loads,
+            rates: &mut rates,
+        };
         while moved + 2 <= MAX_MOVES_PER_ROUND {
-            let Some(swap) = spread.best_swap(&movable) else {
+            let Some(swap) = balanced.spread.best_swap(balanced.movable) else {
                 break;
             };
-            for (from, index, to) in [
-                (&swap.a, swap.from_a, &swap.b),
-                (&swap.b, swap.from_b, &swap.a),
-            ] {
-                let Some(list) = movable.get_mut(from) else {
-                    continue;
-                };
-                if index >= list.len() {
-                    continue;
-                }
-                let (table, loc) = list.swap_remove(index);
-                self.move_tablet(&table, loc, to)?;
-                spread.moved(&table.name, from, to);
-                moved += 1;
-            }
+            moved += self.trade(&swap, &mut balanced)?;
+        }
+        let moved_for_spread = moved;
+        while moved + 2 <= MAX_MOVES_PER_ROUND {
+            let Some(swap) = balanced.loads.best_swap(balanced.movable, balanced.spread) else {
+                break;
+            };
+            let busiest = balanced.loads.server(&swap.a);
+            moved += self.trade(&swap, &mut balanced)?;
+            tracing::info!(
+                busiest = %swap.a,
+                requests_per_sec = busiest.unwrap_or(0.0),
+                now = balanced.loads.server(&swap.a).unwrap_or(0.0),
+                other = %swap.b,
+                "traded a busy tablet for a quiet one"
+            );
         }
         if moved > 0 {
-            tracing::info!(moved, "balanced tablets between regionservers");
+            tracing::info!(
+                moved,
+                for_load = moved - moved_for_spread,
+                "balanced tablets between regionservers"
+            );
+        }
+        Ok(moved)
+    }
+
+    /// Carries out `swap`: each tablet moves to the other server. Returns how many
+    /// moved.
+    fn trade(&self, swap: &Swap, round: &mut Balanced<'_>) -> CoordResult<usize> {
+        let mut moved = 0;
+        for (from, index, to) in [
+            (&swap.a, swap.from_a, &swap.b),
+            (&swap.b, swap.from_b, &swap.a),
+        ] {
+            let Some(list) = round.movable.get_mut(from) else {
+                continue;
+            };
+            if index >= list.len() {
+                continue;
+            }
+            let (table, loc) = list.swap_remove(index);
+            let tablet = loc.tablet_id;
+            self.move_tablet(&table, loc, to)?;
+            round.spread.moved(&table.name, from, to);
+            round.loads.moved(tablet, from, to);
+            round.rates.opened(tablet, to, Instant::now());
+            moved += 1;
         }
         Ok(moved)
     }
@@ -1890,71 +1860,6 @@ mod tests {
 
     fn b(s: &str) -> Bytes {
         Bytes::copy_from_slice(s.as_bytes())
-    }
-
-    /// Server name -> its movable tablets, each named by its table.
-    fn placed(
-        servers: &[(&str, &[&str])],
-    ) -> (
-        HashMap<String, Vec<(TableDescriptor, TabletLocation)>>,
-        Spread,
-    ) {
-        let mut movable: HashMap<String, Vec<(TableDescriptor, TabletLocation)>> = HashMap::new();
-        let mut spread = Spread::default();
-        let mut id = 100;
-        for (server, tables) in servers {
-            for table in *tables {
-                id += 1;
-                let desc = TableDescriptor {
-                    name: b(table),
-                    families: Vec::new(),
-                    enabled: true,
-                    created_ms: 0,
-                };
-                let loc = TabletLocation {
-                    table: b(table),
-                    start_row: b(""),
-                    end_row: b(""),
-                    tablet_id: id,
-                    server: (*server).to_owned(),
-                };
-                spread.add(server, &desc.name);
-                movable
-                    .entry((*server).to_owned())
-                    .or_default()
-                    .push((desc, loc));
-            }
-        }
-        (movable, spread)
-    }
-
-    #[test]
-    fn count_moves_take_the_table_most_crowded_on_the_busy_server() {
-        let (mut movable, spread) = placed(&[("a", &["x", "x", "x", "y"]), ("b", &["y"])]);
-        let list = movable.get_mut("a").unwrap();
-        let (table, _) = spread.take_most_crowded(list, "a", "b").unwrap();
-        assert_eq!(table.name, b("x"), "x: 3 on a, 0 on b; y: 1 on each");
-        assert_eq!(list.len(), 3);
-    }
-
-    #[test]
-    fn even_counts_with_crowded_tables_trade_one_of_each() {
-        let (movable, mut spread) = placed(&[("a", &["x", "x", "x"]), ("b", &["y", "y", "y"])]);
-        let swap = spread
-            .best_swap(&movable)
-            .expect("x and y are each crowded");
-        let (ta, tb) = (
-            &movable[&swap.a][swap.from_a].0.name,
-            &movable[&swap.b][swap.from_b].0.name,
-        );
-        assert_ne!(ta, tb);
-        spread.moved(&ta.clone(), &swap.a.clone(), &swap.b.clone());
-        spread.moved(&tb.clone(), &swap.b.clone(), &swap.a.clone());
-        // 2 and 1 of each now: no trade is worth making.
-        assert!(spread.best_swap(&movable).is_none());
-        // Spread tables never trade.
-        let (movable, spread) = placed(&[("a", &["x", "y"]), ("b", &["x", "y"])]);
-        assert!(spread.best_swap(&movable).is_none());
     }
 
     #[test]

@@ -7,10 +7,12 @@
 //! locks under `/servers/`, and keeps the root tablet's location, table schemas and
 //! other small records in lock-service files. [`catalog`] is the root/METADATA row
 //! format and lookups; [`tables`] the stored table and namespace descriptors;
-//! [`coordinator`] the coordinator itself.
+//! [`coordinator`] the coordinator itself, which moves tablets as `balance`
+//! decides.
 #![deny(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod balance;
 pub mod catalog;
 pub mod coordinator;
 pub mod directory;

@@ -7,7 +7,7 @@
 //! Must not: contain routing (which tablet holds a row is the caller's business).
 
 use bytes::Bytes;
-use tabula_storage::tablet::{Condition, RowResult, TabletDescriptor, TabletStats};
+use tabula_storage::tablet::{Condition, RequestCounts, RowResult, TabletDescriptor, TabletStats};
 use tabula_storage::{Cell, ColumnSelector, Durability, RowMutation, TimeRange};
 
 use crate::filter::FilterError;
@@ -171,6 +171,9 @@ pub struct SplitOutcome {
 pub struct TabletReport {
     pub tablet: u64,
     pub stats: TabletStats,
+    /// Requests served since the tablet was opened on this server: the
+    /// coordinator's balancer turns two readings into a request rate.
+    pub requests: RequestCounts,
 }
 
 /// The calls a regionserver serves.

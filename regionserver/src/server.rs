@@ -318,6 +318,7 @@ impl TabletService for RegionServer {
             .map(|t| TabletReport {
                 tablet: t.id(),
                 stats: t.stats(),
+                requests: t.request_counts(),
             })
             .collect()
     }

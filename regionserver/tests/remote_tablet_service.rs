@@ -404,11 +404,18 @@ fn tablets_are_administered_over_the_wire() {
         });
         rs.mutate(TABLET, &m, Durability::Sync).unwrap();
     }
+    for i in 0..7u32 {
+        let row = Bytes::from(format!("row{i:04}"));
+        assert_eq!(rs.get(TABLET, &row, &ReadSpec::default()).unwrap().len(), 1);
+    }
     rs.flush_tablet(TABLET).unwrap();
     let report = rs.report();
     assert_eq!(report.len(), 1);
     assert_eq!(report[0].tablet, TABLET);
     assert!(report[0].stats.file_count >= 1, "{report:?}");
+    // The request counters travel too: what the balancer weighs servers by.
+    assert_eq!(report[0].requests.writes, 200, "{report:?}");
+    assert_eq!(report[0].requests.reads, 7, "{report:?}");
 
     let split = rs.split_tablet(TABLET, None, 101, 102).unwrap();
     assert_eq!(split.left.id, 101);

@@ -8,7 +8,9 @@
 //! service.
 
 use bytes::Bytes;
-use tabula_storage::tablet::{CompareOp, Condition, RowResult, TabletDescriptor, TabletStats};
+use tabula_storage::tablet::{
+    CompareOp, Condition, RequestCounts, RowResult, TabletDescriptor, TabletStats,
+};
 use tabula_storage::{
     BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, Mutation, RowMutation,
     TableSchema, TimeRange,
@@ -438,6 +440,8 @@ pub fn report_to_wire(report: &[TabletReport]) -> pb::ReportReply {
                     flushed_seq: r.stats.flushed_seq,
                     last_seq: r.stats.last_seq,
                 }),
+                reads: r.requests.reads,
+                writes: r.requests.writes,
             })
             .collect(),
     }
@@ -458,6 +462,10 @@ pub fn report_from_wire(report: pb::ReportReply) -> RsResult<Vec<TabletReport>> 
                     file_bytes: stats.file_bytes,
                     flushed_seq: stats.flushed_seq,
                     last_seq: stats.last_seq,
+                },
+                requests: RequestCounts {
+                    reads: r.reads,
+                    writes: r.writes,
                 },
             })
         })

@@ -1,5 +1,6 @@
 //! Per-tablet request counters: the reads and writes a tablet has served, for the
-//! metrics endpoint (hot tablets) and, later, load-aware balancing.
+//! metrics endpoint (hot tablets) and the coordinator's load-aware balancing
+//! (through the regionserver's report).
 //!
 //! Owns: [`RequestCounters`], kept by every tablet, and [`RequestCounts`], a reading
 //! of them. Each counter is a [`StripedCounter`], so gets on several threads do not

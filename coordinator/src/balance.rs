@@ -1,0 +1,566 @@
+//! Balancing decisions: which user tablets trade places between regionservers so
+//! that each serves a fair share of the tablets, of every table's tablets, and of
+//! the requests.
+//!
+//! Owns: [`Spread`] (each table's tablets per server), [`RequestRates`] (the
+//! request counters regionservers report, turned into rates between two readings)
+//! and [`Loads`] (per-tablet and per-server request rates, and the trade that
+//! lowers the busiest server's rate the most).
+//! Must not: move tablets or call servers: `Coordinator::balance` does, as these
+//! decide.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::catalog::TabletLocation;
+use crate::tables::TableDescriptor;
+
+/// Server name -> the user tablets it serves that may move, with their tables.
+pub(crate) type Movable = HashMap<String, Vec<(TableDescriptor, TabletLocation)>>;
+
+/// Two readings of a tablet's counters closer than this give no rate: too few
+/// requests fall between them to say anything.
+const MIN_SAMPLE_SPAN: Duration = Duration::from_millis(200);
+/// Below this many requests per second no server is busy enough to be worth a
+/// move (moving a tablet flushes its memtable and makes its clients look again).
+const MIN_BUSY_RATE: f64 = 20.0;
+/// A trade must lower the busiest server's rate by at least this share of it.
+const MIN_GAIN: f64 = 0.1;
+
+/// Most tablets one balancing round moves.
+pub(crate) const MAX_MOVES_PER_ROUND: usize = 16;
+
+/// How many of each table's movable tablets each server serves, for balancing.
+#[derive(Debug, Default)]
+pub(crate) struct Spread(HashMap<(String, Bytes), usize>);
+
+/// Two tablets to trade between servers `a` and `b`: the one at `from_a` in
+/// `a`'s list of movable tablets goes to `b`, the one at `from_b` in `b`'s to `a`.
+#[derive(Debug)]
+pub(crate) struct Swap {
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) from_a: usize,
+    pub(crate) from_b: usize,
+}
+
+impl Spread {
+    pub(crate) fn add(&mut self, server: &str, table: &Bytes) {
+        *self
+            .0
+            .entry((server.to_owned(), table.clone()))
+            .or_default() += 1;
+    }
+
+    pub(crate) fn on(&self, server: &str, table: &Bytes) -> usize {
+        self.0
+            .get(&(server.to_owned(), table.clone()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// How many more of `table`'s tablets `from` serves than `to`.
+    pub(crate) fn crowding(&self, table: &Bytes, from: &str, to: &str) -> i64 {
+        let count = |s: &str| i64::try_from(self.on(s, table)).unwrap_or(i64::MAX);
+        count(from).saturating_sub(count(to))
+    }
+
+    pub(crate) fn moved(&mut self, table: &Bytes, from: &str, to: &str) {
+        if let Some(n) = self.0.get_mut(&(from.to_owned(), table.clone())) {
+            *n = n.saturating_sub(1);
+        }
+        self.add(to, table);
+    }
+
+    /// Takes from `list` (server `from`'s tablets) one of the table most crowded on
+    /// `from` against `to`.
+    pub(crate) fn take_most_crowded(
+        &self,
+        list: &mut Vec<(TableDescriptor, TabletLocation)>,
+        from: &str,
+        to: &str,
+    ) -> Option<(TableDescriptor, TabletLocation)> {
+        let index = list
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, (t, _))| self.crowding(&t.name, from, to))
+            .map(|(i, _)| i)?;
+        Some(list.swap_remove(index))
+    }
+
+    /// The trade between two servers that spreads tables the most: a tablet of a
+    /// table crowded on `a` against `b` by two or more for one of a table crowded
+    /// on `b` against `a` by two or more.
+    pub(crate) fn best_swap(&self, movable: &Movable) -> Option<Swap> {
+        let most_crowded = |from: &str, to: &str| -> Option<(usize, i64)> {
+            movable
+                .get(from)?
+                .iter()
+                .enumerate()
+                .map(|(i, (t, _))| (i, self.crowding(&t.name, from, to)))
+                .filter(|(_, c)| *c >= 2)
+                .max_by_key(|(_, c)| *c)
+        };
+        let mut best: Option<(i64, Swap)> = None;
+        let servers: Vec<&String> = movable.keys().collect();
+        for (n, a) in servers.iter().enumerate() {
+            for b in servers.iter().skip(n + 1) {
+                let (Some((from_a, ca)), Some((from_b, cb))) =
+                    (most_crowded(a, b), most_crowded(b, a))
+                else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|(score, _)| ca + cb > *score) {
+                    let swap = Swap {
+                        a: (*a).clone(),
+                        b: (*b).clone(),
+                        from_a,
+                        from_b,
+                    };
+                    best = Some((ca + cb, swap));
+                }
+            }
+        }
+        best.map(|(_, swap)| swap)
+    }
+
+    /// Whether trading a tablet of `out_of_a` (from `a` to `b`) for one of
+    /// `out_of_b` (from `b` to `a`) would leave a table crowded on each of them by
+    /// two or more: the trade [`Spread::best_swap`] would then undo.
+    pub(crate) fn trade_crowds(
+        &mut self,
+        out_of_a: &Bytes,
+        out_of_b: &Bytes,
+        a: &str,
+        b: &str,
+    ) -> bool {
+        self.moved(out_of_a, a, b);
+        self.moved(out_of_b, b, a);
+        let tables: HashSet<&Bytes> = self
+            .0
+            .keys()
+            .filter(|(s, _)| s == a || s == b)
+            .map(|(_, t)| t)
+            .collect();
+        let crowded = |from: &str, to: &str| tables.iter().any(|t| self.crowding(t, from, to) >= 2);
+        let crowds = crowded(a, b) && crowded(b, a);
+        self.moved(out_of_a, b, a);
+        self.moved(out_of_b, a, b);
+        crowds
+    }
+}
+
+/// The last reading of one tablet's counters.
+#[derive(Debug, Clone)]
+struct Reading {
+    server: String,
+    requests: u64,
+    at: Instant,
+}
+
+/// The request counters of every tablet as last read, to turn the next reading
+/// into a rate. Counters start at zero when a tablet opens on a server, so a
+/// reading from another server, or one lower than the last, starts over.
+#[derive(Debug, Default)]
+pub(crate) struct RequestRates {
+    last: HashMap<u64, Reading>,
+}
+
+impl RequestRates {
+    /// Takes this round's readings (per server: tablet, requests served so far)
+    /// taken at `now`, and returns the rates they show: a tablet's rate is known
+    /// when it was read on the same server at least [`MIN_SAMPLE_SPAN`] before, and
+    /// a server's when every tablet it reported is. Tablets nobody reported are
+    /// forgotten.
+    pub(crate) fn observe(
+        &mut self,
+        readings: &[(String, Vec<(u64, u64)>)],
+        now: Instant,
+    ) -> Loads {
+        let mut loads = Loads::default();
+        let mut seen = HashSet::new();
+        for (server, tablets) in readings {
+            let mut total = Some(0.0);
+            for &(tablet, requests) in tablets {
+                seen.insert(tablet);
+                let rate = self.read(server, tablet, requests, now);
+                match rate {
+                    Some(rate) => {
+                        loads.tablets.insert(tablet, rate);
+                        total = total.map(|t| t + rate);
+                    }
+                    None => total = None,
+                }
+            }
+            loads.servers.insert(server.clone(), total);
+        }
+        self.last.retain(|tablet, _| seen.contains(tablet));
+        loads
+    }
+
+    /// One tablet's reading: its rate since the last one, if that says anything.
+    fn read(&mut self, server: &str, tablet: u64, requests: u64, now: Instant) -> Option<f64> {
+        let fresh = Reading {
+            server: server.to_owned(),
+            requests,
+            at: now,
+        };
+        let Some(last) = self.last.get_mut(&tablet) else {
+            self.last.insert(tablet, fresh);
+            return None;
+        };
+        if last.server != server || requests < last.requests {
+            *last = fresh;
+            return None;
+        }
+        let span = now.checked_duration_since(last.at)?;
+        if span < MIN_SAMPLE_SPAN {
+            // Too soon: keep the older reading for a longer span next time.
+            return None;
+        }
+        let rate = (requests - last.requests) as f64 / span.as_secs_f64();
+        *last = fresh;
+        Some(rate)
+    }
+
+    /// `tablet` was opened on `server` at `now`, its counters at zero: the next
+    /// reading there gives its rate since.
+    pub(crate) fn opened(&mut self, tablet: u64, server: &str, now: Instant) {
+        self.last.insert(
+            tablet,
+            Reading {
+                server: server.to_owned(),
+                requests: 0,
+                at: now,
+            },
+        );
+    }
+}
+
+/// Request rates (requests per second) of tablets and servers over the last
+/// span between readings, where known.
+#[derive(Debug, Default)]
+pub(crate) struct Loads {
+    tablets: HashMap<u64, f64>,
+    /// `None`: some tablet of the server has no known rate, so neither has it.
+    servers: HashMap<String, Option<f64>>,
+}
+
+impl Loads {
+    /// A server's rate, when known.
+    pub(crate) fn server(&self, name: &str) -> Option<f64> {
+        self.servers.get(name).copied().flatten()
+    }
+
+    /// Servers serving a movable tablet they did not report have no known rate.
+    pub(crate) fn require_reported(&mut self, movable: &Movable) {
+        for (server, list) in movable {
+            if list
+                .iter()
+                .any(|(_, loc)| !self.tablets.contains_key(&loc.tablet_id))
+            {
+                self.servers.insert(server.clone(), None);
+            }
+        }
+    }
+
+    /// `tablet` moved from `from` to `to`: its rate goes with it (when unknown,
+    /// neither server's rate is known any more).
+    pub(crate) fn moved(&mut self, tablet: u64, from: &str, to: &str) {
+        match self.tablets.remove(&tablet) {
+            Some(rate) => {
+                for (server, delta) in [(from, -rate), (to, rate)] {
+                    if let Some(Some(total)) = self.servers.get_mut(server) {
+                        *total = (*total + delta).max(0.0);
+                    }
+                }
+            }
+            None => {
+                for server in [from, to] {
+                    self.servers.insert(server.to_owned(), None);
+                }
+            }
+        }
+    }
+
+    /// The trade that lowers the busiest server's rate the most: one of its
+    /// tablets for a less busy tablet of another server, both rates known, when
+    /// it lowers the busier of the two afterwards below the busiest's rate now by
+    /// at least [`MIN_GAIN`] of it, and leaves no two tables crowded against each
+    /// other on the pair (which [`Spread::best_swap`] would trade back).
+    pub(crate) fn best_swap(&self, movable: &Movable, spread: &mut Spread) -> Option<Swap> {
+        let (busiest, busy_rate) = self
+            .servers
+            .iter()
+            .filter_map(|(s, r)| r.map(|r| (s, r)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        if busy_rate < MIN_BUSY_RATE {
+            return None;
+        }
+        let hot = self.rated(movable.get(busiest)?);
+        let mut candidates: Vec<(f64, &String, usize, usize)> = Vec::new();
+        for (other, rate) in &self.servers {
+            let (Some(other_rate), Some(list)) = (*rate, movable.get(other)) else {
+                continue;
+            };
+            if other == busiest {
+                continue;
+            }
+            let mut cold = self.rated(list);
+            cold.sort_by(|a, b| a.1.total_cmp(&b.1));
+            for &(from_a, h) in &hot {
+                // The cold tablet that evens the pair out exactly: as near it as
+                // the list allows, on either side.
+                let ideal = h - (busy_rate - other_rate) / 2.0;
+                let at = cold.partition_point(|&(_, c)| c < ideal);
+                for &(from_b, c) in cold.iter().skip(at.saturating_sub(2)).take(4) {
+                    if c >= h {
+                        continue;
+                    }
+                    let after = (busy_rate - h + c).max(other_rate + h - c);
+                    let gain = busy_rate - after;
+                    if gain >= MIN_GAIN * busy_rate {
+                        candidates.push((gain, other, from_a, from_b));
+                    }
+                }
+            }
+        }
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let busy_list = movable.get(busiest)?;
+        for (_, other, from_a, from_b) in candidates {
+            let (Some((out_of_a, _)), Some((out_of_b, _))) = (
+                busy_list.get(from_a),
+                movable.get(other).and_then(|l| l.get(from_b)),
+            ) else {
+                continue;
+            };
+            if out_of_a.name != out_of_b.name
+                && spread.trade_crowds(&out_of_a.name, &out_of_b.name, busiest, other)
+            {
+                continue;
+            }
+            return Some(Swap {
+                a: busiest.clone(),
+                b: other.clone(),
+                from_a,
+                from_b,
+            });
+        }
+        None
+    }
+
+    /// The tablets of `list` with a known rate: (index in `list`, rate).
+    fn rated(&self, list: &[(TableDescriptor, TabletLocation)]) -> Vec<(usize, f64)> {
+        list.iter()
+            .enumerate()
+            .filter_map(|(i, (_, loc))| self.tablets.get(&loc.tablet_id).map(|r| (i, *r)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    /// Server name -> its movable tablets, each named by its table.
+    fn placed(servers: &[(&str, &[&str])]) -> (Movable, Spread) {
+        let mut movable = Movable::new();
+        let mut spread = Spread::default();
+        let mut id = 100;
+        for (server, tables) in servers {
+            for table in *tables {
+                id += 1;
+                let desc = TableDescriptor {
+                    name: b(table),
+                    families: Vec::new(),
+                    enabled: true,
+                    created_ms: 0,
+                };
+                let loc = TabletLocation {
+                    table: b(table),
+                    start_row: b(""),
+                    end_row: b(""),
+                    tablet_id: id,
+                    server: (*server).to_owned(),
+                };
+                spread.add(server, &desc.name);
+                movable
+                    .entry((*server).to_owned())
+                    .or_default()
+                    .push((desc, loc));
+            }
+        }
+        (movable, spread)
+    }
+
+    #[test]
+    fn count_moves_take_the_table_most_crowded_on_the_busy_server() {
+        let (mut movable, spread) = placed(&[("a", &["x", "x", "x", "y"]), ("b", &["y"])]);
+        let list = movable.get_mut("a").unwrap();
+        let (table, _) = spread.take_most_crowded(list, "a", "b").unwrap();
+        assert_eq!(table.name, b("x"), "x: 3 on a, 0 on b; y: 1 on each");
+        assert_eq!(list.len(), 3);
+    }
+
+    #[test]
+    fn even_counts_with_crowded_tables_trade_one_of_each() {
+        let (movable, mut spread) = placed(&[("a", &["x", "x", "x"]), ("b", &["y", "y", "y"])]);
+        let swap = spread
+            .best_swap(&movable)
+            .expect("x and y are each crowded");
+        let (ta, tb) = (
+            &movable[&swap.a][swap.from_a].0.name,
+            &movable[&swap.b][swap.from_b].0.name,
+        );
+        assert_ne!(ta, tb);
+        spread.moved(&ta.clone(), &swap.a.clone(), &swap.b.clone());
+        spread.moved(&tb.clone(), &swap.b.clone(), &swap.a.clone());
+        // 2 and 1 of each now: no trade is worth making.
+        assert!(spread.best_swap(&movable).is_none());
+        // Spread tables never trade.
+        let (movable, spread) = placed(&[("a", &["x", "y"]), ("b", &["x", "y"])]);
+        assert!(spread.best_swap(&movable).is_none());
+    }
+
+    fn s(name: &str) -> String {
+        name.to_owned()
+    }
+
+    /// Loads of the tablets `placed` numbered (from 101, in order), and of their
+    /// servers.
+    fn loads(movable: &Movable, rates: &[f64]) -> Loads {
+        let mut loads = Loads::default();
+        for (server, list) in movable {
+            let mut total = 0.0;
+            for (_, loc) in list {
+                let rate = rates[usize::try_from(loc.tablet_id - 101).unwrap()];
+                loads.tablets.insert(loc.tablet_id, rate);
+                total += rate;
+            }
+            loads.servers.insert(server.clone(), Some(total));
+        }
+        loads
+    }
+
+    #[test]
+    fn rates_need_two_readings_on_the_same_server_far_enough_apart() {
+        let mut rates = RequestRates::default();
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let first = rates.observe(&[(s("a"), vec![(1, 500), (2, 0)])], t0);
+        assert_eq!(first.server("a"), None, "one reading is no rate");
+        let second = rates.observe(&[(s("a"), vec![(1, 1500), (2, 40)])], at(2000));
+        assert_eq!(second.tablets.get(&1), Some(&500.0));
+        assert_eq!(second.tablets.get(&2), Some(&20.0));
+        assert_eq!(second.server("a"), Some(520.0));
+        // Too soon after: no rate, and the older reading stays for the next.
+        let soon = rates.observe(&[(s("a"), vec![(1, 1600), (2, 40)])], at(2100));
+        assert_eq!(soon.server("a"), None);
+        let later = rates.observe(&[(s("a"), vec![(1, 2500), (2, 40)])], at(4000));
+        assert_eq!(later.tablets.get(&1), Some(&500.0));
+        // Read on another server, or lower than before (reopened): starts over.
+        let moved = rates.observe(
+            &[(s("b"), vec![(1, 2600)]), (s("a"), vec![(2, 3)])],
+            at(5000),
+        );
+        assert!(moved.tablets.is_empty(), "{moved:?}");
+        assert_eq!(moved.server("b"), None);
+        let again = rates.observe(
+            &[(s("b"), vec![(1, 2700)]), (s("a"), vec![(2, 13)])],
+            at(6000),
+        );
+        assert_eq!(again.tablets.get(&1), Some(&100.0));
+        assert_eq!(again.tablets.get(&2), Some(&10.0));
+        // A tablet nobody reports is forgotten.
+        rates.observe(&[(s("b"), vec![(1, 2800)])], at(7000));
+        assert!(!rates.last.contains_key(&2));
+    }
+
+    #[test]
+    fn a_tablet_opened_elsewhere_counts_from_its_opening() {
+        let mut rates = RequestRates::default();
+        let t0 = Instant::now();
+        rates.observe(&[(s("a"), vec![(1, 900)])], t0);
+        rates.opened(1, "b", t0 + Duration::from_secs(1));
+        let after = rates.observe(&[(s("b"), vec![(1, 300)])], t0 + Duration::from_secs(4));
+        assert_eq!(after.tablets.get(&1), Some(&100.0));
+        assert_eq!(after.server("b"), Some(100.0));
+    }
+
+    #[test]
+    fn two_hot_tablets_on_one_server_are_parted() {
+        let (movable, mut spread) = placed(&[("a", &["x", "x"]), ("b", &["x", "x"])]);
+        let mut loads = loads(&movable, &[100.0, 100.0, 1.0, 1.0]);
+        let swap = loads
+            .best_swap(&movable, &mut spread)
+            .expect("a serves 200/s, b 2/s");
+        assert_eq!((swap.a.as_str(), swap.b.as_str()), ("a", "b"));
+        let (hot, cold) = (
+            movable["a"][swap.from_a].1.tablet_id,
+            movable["b"][swap.from_b].1.tablet_id,
+        );
+        assert!(hot == 101 || hot == 102);
+        assert!(cold == 103 || cold == 104);
+        loads.moved(hot, "a", "b");
+        loads.moved(cold, "b", "a");
+        assert_eq!(loads.server("a"), Some(101.0));
+        assert_eq!(loads.server("b"), Some(101.0));
+    }
+
+    #[test]
+    fn trades_that_do_not_lower_the_busiest_enough_are_not_made() {
+        // One tablet carries nearly all the load: wherever it goes, that server
+        // is as busy.
+        let (movable, mut spread) = placed(&[("a", &["x", "x"]), ("b", &["x", "x"])]);
+        let loads_now = loads(&movable, &[1000.0, 0.0, 10.0, 10.0]);
+        assert!(loads_now.best_swap(&movable, &mut spread).is_none());
+        // Nearly even.
+        let loads_now = loads(&movable, &[100.0, 100.0, 95.0, 95.0]);
+        assert!(loads_now.best_swap(&movable, &mut spread).is_none());
+        // Uneven but idle.
+        let loads_now = loads(&movable, &[9.0, 9.0, 0.0, 0.0]);
+        assert!(loads_now.best_swap(&movable, &mut spread).is_none());
+        // A tablet of b without a known rate (not reported, or just opened):
+        // b's rate is unknown, so no trade with it on a guess.
+        let mut loads_now = loads(&movable, &[100.0, 100.0, 1.0, 1.0]);
+        loads_now.tablets.remove(&103);
+        loads_now.require_reported(&movable);
+        assert_eq!(loads_now.server("b"), None);
+        assert!(loads_now.best_swap(&movable, &mut spread).is_none());
+        // A tablet moving without a known rate leaves both servers unknown.
+        let mut loads_now = loads(&movable, &[100.0, 100.0, 1.0, 1.0]);
+        loads_now.tablets.remove(&101);
+        loads_now.moved(101, "a", "b");
+        assert_eq!((loads_now.server("a"), loads_now.server("b")), (None, None));
+    }
+
+    #[test]
+    fn load_trades_keep_tables_spread() {
+        // x and y have one tablet on each server; trading across tables would put
+        // both x tablets on one server and both y tablets on the other.
+        let (movable, mut spread) = placed(&[("a", &["x", "y"]), ("b", &["x", "y"])]);
+        assert!(spread.trade_crowds(&b("x"), &b("y"), "a", "b"));
+        assert!(!spread.trade_crowds(&b("x"), &b("x"), "a", "b"));
+        assert_eq!(
+            spread.on("a", &b("x")),
+            1,
+            "the check leaves counts as they were"
+        );
+        assert_eq!(spread.on("b", &b("x")), 1);
+        // Every trade that lowers a by enough is across tables but one each way.
+        let loads_now = loads(&movable, &[50.0, 10.0, 0.0, 0.0]);
+        let swap = loads_now
+            .best_swap(&movable, &mut spread)
+            .expect("a same-table trade lowers a");
+        assert_eq!(
+            movable["a"][swap.from_a].0.name,
+            movable["b"][swap.from_b].0.name
+        );
+    }
+}
