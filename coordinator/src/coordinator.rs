@@ -205,6 +205,8 @@ pub struct Coordinator {
     catalog_clock: catalog::CatalogClock,
     /// The tablets' request counters as the last balancing round read them.
     request_rates: Mutex<RequestRates>,
+    /// Requests per second of each server whose rate the last round knew.
+    server_rates: Mutex<BTreeMap<String, f64>>,
 }
 
 fn now_ms() -> i64 {
@@ -306,6 +308,7 @@ impl Coordinator {
             stopping: AtomicBool::new(false),
             catalog_clock: catalog::CatalogClock::default(),
             request_rates: Mutex::new(RequestRates::default()),
+            server_rates: Mutex::new(BTreeMap::new()),
         });
         coord.load_descriptors()?;
         {
@@ -1624,7 +1627,7 @@ impl Coordinator {
     /// there is nothing to do.
     pub fn balance(&self) -> CoordResult<usize> {
         let servers = self.servers();
-        if servers.len() < 2 || self.is_deposed() {
+        if self.is_deposed() {
             return Ok(0);
         }
         let _g = self.admin.lock();
@@ -1646,6 +1649,16 @@ impl Coordinator {
             .collect();
         let mut rates = self.request_rates.lock();
         let mut loads = rates.observe(&readings, Instant::now());
+        *self.server_rates.lock() = servers
+            .iter()
+            .filter_map(|s| {
+                let name = s.name();
+                loads.server(&name).map(|rate| (name, rate))
+            })
+            .collect();
+        if servers.len() < 2 {
+            return Ok(0);
+        }
         let mut movable = Movable::new();
         let mut spread = Spread::default();
         for t in self.tables() {
@@ -1843,6 +1856,13 @@ impl Coordinator {
         if let Err(e) = self.lock.close_session(session) {
             tracing::warn!(error = %e, "could not close the coordinator's lock-service session");
         }
+    }
+
+    /// Requests (rows read and row mutations) per second each server served
+    /// between the last two balancing rounds, for the servers whose rate they
+    /// could tell (not those with a tablet just opened).
+    pub fn request_rates(&self) -> BTreeMap<String, f64> {
+        self.server_rates.lock().clone()
     }
 
     /// How many tablets each server holds.

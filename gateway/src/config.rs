@@ -63,6 +63,9 @@ pub struct Settings {
     pub compaction_mb_per_sec: u64,
     /// Tablets larger than this are split, in MiB (0 = never).
     pub split_threshold_mb: u64,
+    /// How often the coordinator looks for tablets to split and balances the
+    /// regionservers (tablet counts, table spread, request load), in seconds.
+    pub maintenance_interval_secs: u64,
     /// Name of the regionserver reported to clients (default: the Thrift1 address).
     pub server_name: String,
 }
@@ -90,6 +93,7 @@ impl Default for Settings {
             max_files_per_read: 8,
             compaction_mb_per_sec: 128,
             split_threshold_mb: 256,
+            maintenance_interval_secs: 10,
             server_name: String::new(),
         }
     }
@@ -140,6 +144,7 @@ const KEYS: &[&str] = &[
     "max_files_per_read",
     "compaction_mb_per_sec",
     "split_threshold_mb",
+    "maintenance_interval_secs",
     "server_name",
 ];
 
@@ -204,6 +209,9 @@ impl Settings {
         }
         if self.max_files_per_read < 2 {
             return bad("max_files_per_read must be at least 2");
+        }
+        if self.maintenance_interval_secs == 0 {
+            return bad("maintenance_interval_secs must be at least 1");
         }
         if self.max_concurrent_calls == 0 {
             return bad("max_concurrent_calls must be positive");

@@ -180,6 +180,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                 remote,
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
+                    maintenance_interval: Duration::from_secs(settings.maintenance_interval_secs),
                     retake_lost_lock: embedded_lock,
                     lock_wait: (!settings.standby)
                         .then_some(CoordinatorOptions::default().lock_wait)

@@ -53,7 +53,10 @@ fn sample(text: &str, name: &str, labels: &str) -> Option<f64> {
 #[test]
 fn metrics_follow_calls_tablets_and_the_commit_log() {
     let addr = free_port();
-    let server = Tabula::start_with(&[("TABULA_METRICS_LISTEN", addr.as_str())]);
+    let server = Tabula::start_with(&[
+        ("TABULA_METRICS_LISTEN", addr.as_str()),
+        ("TABULA_MAINTENANCE_INTERVAL_SECS", "1"),
+    ]);
     let (status, before) = http_get(&addr, "/metrics");
     assert_eq!(status, 200, "{before}");
     let calls = |t: &str| sample(t, "tabula_thrift_calls_total", "api=\"thrift1\"");
@@ -121,6 +124,33 @@ fn metrics_follow_calls_tablets_and_the_commit_log() {
         "{after}"
     );
     assert!(after.contains("# TYPE tabula_block_cache_hits counter"));
+    // The coordinator's view of its one regionserver: its tablets (root, META and
+    // the new table's), and, once two balancing rounds a second apart have read
+    // the counters, the requests per second it served.
+    let per_server = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name}{{server=")))
+            .and_then(|l| l.rsplit_once(' '))
+            .and_then(|(_, v)| v.parse::<f64>().ok())
+    };
+    assert_eq!(
+        per_server(&after, "tabula_coordinator_server_tablets"),
+        Some(3.0),
+        "{after}"
+    );
+    wait_for(
+        "a request rate measured while gets run",
+        Duration::from_secs(30),
+        || {
+            for _ in 0..50 {
+                c.get_row(b"metrics_t".to_vec(), b"r01".to_vec(), no_attrs())
+                    .expect("getRow");
+            }
+            let (_, now) = http_get(&addr, "/metrics");
+            per_server(&now, "tabula_coordinator_server_requests_per_second")
+                .is_some_and(|rate| rate >= 1.0)
+        },
+    );
     // A major compaction flushes the table and rewrites its family.
     let flushes_before = sample(&after, "tabula_flushes_total", "").expect("flushes");
     c.major_compact(b"metrics_t".to_vec())

@@ -426,6 +426,36 @@ fn encode_coordinator(
         "Regionservers the coordinator assigns tablets to.",
         Value::gauge(coordinator.servers().len() as u64),
     )?;
+    let mut tablets: Vec<_> = coordinator.load().into_iter().collect();
+    tablets.sort();
+    let tablets: Vec<_> = tablets
+        .into_iter()
+        .map(|(server, n)| (vec![("server", server)], Value::gauge(n as u64)))
+        .collect();
+    labelled(
+        encoder,
+        "coordinator_server_tablets",
+        "Tablets each regionserver serves (catalog tablets included).",
+        MetricType::Gauge,
+        &tablets,
+    )?;
+    let rates: Vec<_> = coordinator
+        .request_rates()
+        .into_iter()
+        .map(|(server, rate)| {
+            (
+                vec![("server", server)],
+                Value::Gauge(rate.round().clamp(0.0, i64::MAX as f64) as i64),
+            )
+        })
+        .collect();
+    labelled(
+        encoder,
+        "coordinator_server_requests_per_second",
+        "Rows read and mutated per second by each regionserver between the last two balancing rounds (what the balancer weighs).",
+        MetricType::Gauge,
+        &rates,
+    )?;
     let tables = coordinator.tables();
     single(
         encoder,
