@@ -20,6 +20,9 @@ const TABLE_MAGIC: &[u8; 4] = b"TBTD";
 const NS_MAGIC: &[u8; 4] = b"TBNS";
 const PLAN_MAGIC: &[u8; 4] = b"TBSP";
 const VERSION: u8 = 1;
+/// Table descriptors: version 2 added each family's min versions (version 1,
+/// without it, is still read: min versions 0).
+const TABLE_VERSION: u8 = 2;
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +48,7 @@ impl TableDescriptor {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.families.len() * 32);
         out.extend_from_slice(TABLE_MAGIC);
-        out.push(VERSION);
+        out.push(TABLE_VERSION);
         put_bytes(&mut out, &self.name);
         out.push(u8::from(self.enabled));
         out.extend_from_slice(&self.created_ms.to_be_bytes());
@@ -54,6 +57,7 @@ impl TableDescriptor {
             put_bytes(&mut out, &f.name);
             put_varint(&mut out, u64::from(f.max_versions));
             put_varint(&mut out, f.ttl_seconds.map_or(0, |t| t.saturating_add(1)));
+            put_varint(&mut out, u64::from(f.min_versions));
             match f.compression {
                 Compression::None => out.push(0),
                 Compression::Zstd(level) => {
@@ -78,7 +82,11 @@ impl TableDescriptor {
     pub fn decode(buf: &[u8]) -> Option<TableDescriptor> {
         let body = checked_body(buf)?;
         let mut r = Reader::new(body);
-        if r.raw(4)? != TABLE_MAGIC || r.u8()? != VERSION {
+        if r.raw(4)? != TABLE_MAGIC {
+            return None;
+        }
+        let version = r.u8()?;
+        if version != 1 && version != TABLE_VERSION {
             return None;
         }
         let name = Bytes::copy_from_slice(r.bytes()?);
@@ -92,6 +100,11 @@ impl TableDescriptor {
             let ttl = match r.varint()? {
                 0 => None,
                 t => Some(t - 1),
+            };
+            let min_versions = if version >= 2 {
+                u32::try_from(r.varint()?).ok()?
+            } else {
+                0
             };
             let compression = match r.u8()? {
                 0 => Compression::None,
@@ -110,6 +123,7 @@ impl TableDescriptor {
                 name: fname,
                 max_versions,
                 ttl_seconds: ttl,
+                min_versions,
                 compression,
                 bloom,
                 block_cache,
@@ -306,7 +320,10 @@ mod tests {
         let d = TableDescriptor {
             name: Bytes::from_static(b"ns:t1"),
             families: vec![
-                FamilySchema::new(&b"cf"[..]).max_versions(7).ttl(Some(60)),
+                FamilySchema::new(&b"cf"[..])
+                    .max_versions(7)
+                    .ttl(Some(60))
+                    .min_versions(2),
                 FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3)),
             ],
             enabled: true,
@@ -324,6 +341,37 @@ mod tests {
             configuration: [("k".to_string(), "v".to_string())].into_iter().collect(),
         };
         assert_eq!(NamespaceDescriptor::decode(&ns.encode()), Some(ns));
+    }
+
+    #[test]
+    fn version_one_descriptors_read_with_no_min_versions() {
+        // Version 1 as stored before min versions: one family `cf`, 7 versions,
+        // TTL 60 s, zstd 3, row bloom, cached, not in memory.
+        let mut v1 = Vec::new();
+        v1.extend_from_slice(TABLE_MAGIC);
+        v1.push(1);
+        put_bytes(&mut v1, b"t");
+        v1.push(1);
+        v1.extend_from_slice(&99i64.to_be_bytes());
+        put_varint(&mut v1, 1);
+        put_bytes(&mut v1, b"cf");
+        put_varint(&mut v1, 7);
+        put_varint(&mut v1, 61);
+        v1.extend_from_slice(&[1, 3, 1, 1, 0]);
+        let crc = crc32c::crc32c(&v1);
+        v1.extend_from_slice(&crc.to_be_bytes());
+        let d = TableDescriptor::decode(&v1).expect("a version 1 descriptor");
+        assert_eq!(
+            d.families,
+            vec![FamilySchema::new(&b"cf"[..])
+                .max_versions(7)
+                .ttl(Some(60))
+                .compression(Compression::Zstd(3))]
+        );
+        assert_eq!((d.enabled, d.created_ms), (true, 99));
+        // Written again, it is version 2 and reads back the same.
+        assert_eq!(d.encode()[4], TABLE_VERSION);
+        assert_eq!(TableDescriptor::decode(&d.encode()), Some(d));
     }
 
     #[test]

@@ -673,6 +673,92 @@ fn skip_hints_across_regions() {
 }
 
 #[test]
+fn min_versions_outlive_the_ttl() {
+    let mut c = client2();
+    let name = unique("t2_minver");
+    // Both families expire cells after an hour; `k` keeps the newest two
+    // versions of each column past that (HBase's MIN_VERSIONS).
+    let mut kept = family("k", Some(5));
+    kept.time_to_live = Some(3600);
+    kept.min_versions = Some(2);
+    let mut plain = family("p", Some(5));
+    plain.time_to_live = Some(3600);
+    c.create_table(table_desc(&name, vec![kept, plain]), vec![])
+        .unwrap();
+    let fams = c
+        .get_table_descriptor(tname(&name))
+        .unwrap()
+        .columns
+        .unwrap_or_default();
+    assert_eq!(fams[0].min_versions, Some(2));
+    assert_eq!(fams[1].min_versions, Some(0));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    // Three versions a day old (expired) and, in another column, one fresh
+    // version above two expired ones.
+    for ts in [1_000, 2_000, 3_000] {
+        let old = now - 86_400_000 + ts;
+        c.put(
+            name.clone(),
+            tput(
+                "r",
+                &[("k:old", &format!("v{ts}")), ("p:old", "x")],
+                Some(old),
+            ),
+        )
+        .unwrap();
+        c.put(name.clone(), tput("r", &[("k:mixed", "stale")], Some(old)))
+            .unwrap();
+    }
+    c.put(name.clone(), tput("r", &[("k:mixed", "fresh")], Some(now)))
+        .unwrap();
+    let all_versions = |c: &mut Client2| {
+        let mut g = tget("r");
+        g.max_versions = Some(10);
+        cells(&c.get(name.clone(), g).unwrap())
+            .into_iter()
+            .map(|(column, value, _)| format!("{column}={value}"))
+            .collect::<Vec<_>>()
+    };
+    let expected = vec![
+        "k:mixed=fresh",
+        "k:mixed=stale",
+        "k:old=v3000",
+        "k:old=v2000",
+    ];
+    assert_eq!(all_versions(&mut c), expected, "p's cells all expired");
+    // A major compaction keeps exactly what reads see.
+    shared()
+        .client()
+        .major_compact(name.clone())
+        .expect("majorCompact (done when it answers)");
+    assert_eq!(all_versions(&mut c), expected);
+    // A time range below the newest versions counts from the first it admits.
+    let mut g = tget("r");
+    g.columns = Some(vec![col("k", Some("old"))]);
+    g.max_versions = Some(10);
+    g.time_range = Some(TTimeRange::new(0, now - 86_400_000 + 3_000));
+    let vs: Vec<String> = cells(&c.get(name.clone(), g).unwrap())
+        .into_iter()
+        .map(|x| x.1)
+        .collect();
+    assert_eq!(
+        vs,
+        vec!["v2000"],
+        "the one left in range is among the newest two"
+    );
+    // More versions kept than stored, or fewer than none, is refused.
+    let mut bad = family("b", Some(2));
+    bad.min_versions = Some(3);
+    tio(c.create_table(table_desc(&unique("t2_minver_bad"), vec![bad]), vec![]));
+    let mut bad = family("b", Some(2));
+    bad.min_versions = Some(-1);
+    tio(c.create_table(table_desc(&unique("t2_minver_bad"), vec![bad]), vec![]));
+}
+
+#[test]
 fn table_lifecycle_and_descriptors() {
     let mut c = client2();
     let name = unique("t2_admin");

@@ -121,6 +121,9 @@ pub struct FamilyPlan {
     pub stored_versions: u32,
     /// Oldest live timestamp under the TTL (i64::MIN when none).
     pub ttl_cutoff: i64,
+    /// Versions of a column readable although older than `ttl_cutoff` (the newest
+    /// this many of those the time range and deletes admit).
+    pub min_versions: u32,
 }
 
 /// A read compiled against a schema: which families, columns and limits.
@@ -185,6 +188,7 @@ impl ReadPlan {
                 max_versions: asked.min(fs.max_versions),
                 stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(now_ms),
+                min_versions: fs.min_versions,
                 escaped_family: key::row_start(&family),
                 family,
                 qualifiers,
@@ -649,7 +653,12 @@ fn read_column(
         Some(n) => n,
         None => return past_column(iter),
     };
-    let mut oldest = fam.time_range.min.max(fam.ttl_cutoff);
+    // With versions kept past the TTL, expiry is told version by version below.
+    let mut oldest = if fam.min_versions == 0 {
+        fam.time_range.min.max(fam.ttl_cutoff)
+    } else {
+        fam.time_range.min
+    };
     if let Some(d) = delete_up_to {
         if d == i64::MAX {
             return past_column(iter);
@@ -674,6 +683,8 @@ fn read_column(
     let mut included = 0u32;
     // Visible versions passed to the filter so far.
     let mut seen = 0u32;
+    // Versions the time range and deletes admitted so far.
+    let mut admitted = 0u32;
     let mut last_ts: Option<i64> = None;
     while iter.valid() {
         let k = iter.key();
@@ -696,6 +707,11 @@ fn read_column(
         {
             iter.next()?;
             continue;
+        }
+        admitted += 1;
+        if t.timestamp < fam.ttl_cutoff && admitted > fam.min_versions {
+            // Expired, and the versions kept past the TTL are behind.
+            break;
         }
         if let Some(raw) = ctx.raw.as_mut() {
             raw.push((iter.key().to_vec(), iter.value().to_vec()));

@@ -37,6 +37,10 @@ pub struct FamilySchema {
     pub max_versions: u32,
     /// Seconds a cell lives after its timestamp; `None` = forever.
     pub ttl_seconds: Option<u64>,
+    /// Versions of each column kept even once the TTL expired them (HBase's
+    /// MIN_VERSIONS): the newest this many stay readable, and major compactions
+    /// keep them. 0: the TTL applies to every version. At most `max_versions`.
+    pub min_versions: u32,
     pub compression: Compression,
     pub bloom: BloomType,
     /// Whether data blocks of this family go through the block cache.
@@ -52,6 +56,7 @@ impl FamilySchema {
             name: name.into(),
             max_versions: 3,
             ttl_seconds: None,
+            min_versions: 0,
             compression: Compression::None,
             bloom: BloomType::Row,
             block_cache: true,
@@ -68,6 +73,12 @@ impl FamilySchema {
     /// Sets the TTL.
     pub fn ttl(mut self, seconds: Option<u64>) -> Self {
         self.ttl_seconds = seconds;
+        self
+    }
+
+    /// Sets the versions kept past the TTL.
+    pub fn min_versions(mut self, n: u32) -> Self {
+        self.min_versions = n;
         self
     }
 
@@ -92,6 +103,14 @@ impl FamilySchema {
             return Err(Error::InvalidArgument(format!(
                 "column family '{}': max versions must be at least 1",
                 String::from_utf8_lossy(&self.name)
+            )));
+        }
+        if self.min_versions > self.max_versions {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}': min versions ({}) must not exceed max versions ({})",
+                String::from_utf8_lossy(&self.name),
+                self.min_versions,
+                self.max_versions
             )));
         }
         if let Compression::Zstd(level) = self.compression {
@@ -164,5 +183,24 @@ impl TableSchema {
             table: self.name.clone(),
             family: String::from_utf8_lossy(name).into_owned(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_versions_may_not_exceed_max_versions() {
+        let family = |min| {
+            FamilySchema::new(&b"f"[..])
+                .max_versions(3)
+                .min_versions(min)
+        };
+        assert!(family(0).validate().is_ok());
+        assert!(family(3).validate().is_ok());
+        let err = family(4).validate().expect_err("4 kept of 3 stored");
+        assert!(err.to_string().contains("min versions"), "{err}");
+        assert!(TableSchema::new("t", vec![family(4)]).is_err());
     }
 }

@@ -17,7 +17,7 @@ use tabula_storage::{
 };
 
 const NOW_START: i64 = 1_000_000;
-const FAMILIES: [&[u8]; 3] = [b"a", b"b", b"c"];
+const FAMILIES: [&[u8]; 4] = [b"a", b"b", b"c", b"d"];
 const ROWS: [&[u8]; 6] = [b"r0", b"r1", b"r1\x00", b"r2", b"r3", b"s"];
 const QUALS: [&[u8]; 3] = [b"", b"q", b"q\x00x"];
 
@@ -29,6 +29,11 @@ fn schema() -> TableSchema {
             FamilySchema::new(&b"b"[..]).max_versions(1),
             // Cells older than 5 s are expired.
             FamilySchema::new(&b"c"[..]).max_versions(5).ttl(Some(5)),
+            // The same TTL, but the newest two versions of a column outlive it.
+            FamilySchema::new(&b"d"[..])
+                .max_versions(4)
+                .ttl(Some(5))
+                .min_versions(2),
         ],
     )
     .expect("valid schema")
@@ -69,12 +74,21 @@ impl Model {
         match f {
             b"a" => 3,
             b"b" => 1,
-            _ => 5,
+            b"c" => 5,
+            _ => 4,
+        }
+    }
+
+    fn family_min_versions(f: &[u8]) -> usize {
+        if f == b"d" {
+            2
+        } else {
+            0
         }
     }
 
     fn ttl_cutoff(f: &[u8], now: i64) -> i64 {
-        if f == b"c" {
+        if f == b"c" || f == b"d" {
             now - 5_000
         } else {
             i64::MIN
@@ -124,14 +138,18 @@ impl Model {
             }
         }
         let cutoff = Self::ttl_cutoff(fam, now);
+        let kept_past_ttl = Self::family_min_versions(fam);
         let cap = max.min(Self::family_max_versions(fam)) as usize;
         newest_put
             .into_iter()
             .rev()
             .filter(|(ts, _)| range.contains(*ts))
-            .filter(|(ts, _)| *ts >= cutoff)
             .filter(|(ts, _)| !(any_cover && *ts <= covered_up_to))
             .filter(|(ts, _)| !exact.contains(ts))
+            // The newest `kept_past_ttl` admitted versions live on past the TTL.
+            .enumerate()
+            .filter(|(i, (ts, _))| *i < kept_past_ttl || *ts >= cutoff)
+            .map(|(_, version)| version)
             .take(cap)
             .map(|(ts, (_, v))| (ts, v))
             .collect()

@@ -123,6 +123,7 @@ pub fn family_from_descriptor(cd: &ColumnDescriptor) -> Thrift1Result<FamilySche
         name: family,
         max_versions,
         ttl_seconds: ttl,
+        min_versions: 0,
         compression: parse_compression(cd.compression.as_deref().unwrap_or_default())?,
         bloom: parse_bloom(cd.bloom_filter_type.as_deref().unwrap_or_default())?,
         block_cache: cd.block_cache_enabled.unwrap_or(false),

@@ -471,6 +471,17 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
             )))
         }
     };
+    // HBase's table checks: kept versions between 0 and the maximum.
+    let min_versions = match d.min_versions {
+        None => 0,
+        Some(n) if n >= 0 && n.unsigned_abs() <= max_versions => n.unsigned_abs(),
+        Some(n) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "Min versions for column family {name} must be between 0 and the Max \
+                 versions ({max_versions}); got {n}"
+            )))
+        }
+    };
     let compression = match d.compression_type {
         None | Some(TCompressionAlgorithm::NONE) => Compression::None,
         Some(
@@ -505,6 +516,7 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
         name: Bytes::copy_from_slice(&d.name),
         max_versions,
         ttl_seconds,
+        min_versions,
         compression,
         bloom,
         block_cache: d.block_cache_enabled.unwrap_or(true),
@@ -532,7 +544,7 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
         data_block_encoding: None,
         keep_deleted_cells: None,
         max_versions: Some(i32::try_from(f.max_versions).unwrap_or(i32::MAX)),
-        min_versions: Some(0),
+        min_versions: Some(i32::try_from(f.min_versions).unwrap_or(i32::MAX)),
         scope: None,
         time_to_live: Some(
             f.ttl_seconds

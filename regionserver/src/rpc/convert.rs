@@ -351,6 +351,7 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
                     }) as i32,
                     block_cache: f.block_cache,
                     in_memory: f.in_memory,
+                    min_versions: f.min_versions,
                 }
             })
             .collect(),
@@ -374,6 +375,7 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
         let mut family = FamilySchema::new(f.name)
             .max_versions(f.max_versions)
             .ttl(f.ttl_seconds)
+            .min_versions(f.min_versions)
             .compression(compression);
         family.bloom = bloom;
         family.block_cache = f.block_cache;
@@ -574,7 +576,10 @@ mod tests {
 
     #[test]
     fn schemas_round_trip_and_invalid_ones_are_refused() {
-        let mut a = FamilySchema::new(&b"a"[..]).max_versions(5).ttl(Some(60));
+        let mut a = FamilySchema::new(&b"a"[..])
+            .max_versions(5)
+            .ttl(Some(60))
+            .min_versions(2);
         a.bloom = BloomType::RowCol;
         a.in_memory = true;
         let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));

@@ -250,6 +250,7 @@ impl Tablet {
                 max_versions: fs.max_versions,
                 stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
+                min_versions: fs.min_versions,
             }],
         };
         let mut scratch = crate::read::ReadScratch::default();

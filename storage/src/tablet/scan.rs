@@ -520,12 +520,13 @@ fn bad_key() -> crate::error::Error {
 
 /// False when a file cannot hold anything a read of `fam` returns or that hides
 /// what it returns: it is empty, every entry in it is older than the read's time
-/// range or the family's TTL (a delete marker only hides versions at or before its
-/// own time), or it holds no delete markers and every entry is newer than the range.
+/// range or (when no versions are kept past it) the family's TTL (a delete marker
+/// only hides versions at or before its own time), or it holds no delete markers
+/// and every entry is newer than the range.
 fn may_matter_to(meta: &SstMeta, fam: &FamilyPlan) -> bool {
     if meta.entry_count == 0
         || meta.max_timestamp < fam.time_range.min
-        || meta.max_timestamp < fam.ttl_cutoff
+        || (meta.max_timestamp < fam.ttl_cutoff && fam.min_versions == 0)
     {
         return false;
     }
