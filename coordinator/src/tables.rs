@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use tabula_storage::coding::{put_bytes, put_varint, Reader};
-use tabula_storage::{BloomType, Compression, FamilySchema, TableSchema};
+use tabula_storage::{BloomType, Compression, FamilySchema, KeepDeleted, TableSchema};
 
 /// The namespace of tables named without one.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -20,9 +20,10 @@ const TABLE_MAGIC: &[u8; 4] = b"TBTD";
 const NS_MAGIC: &[u8; 4] = b"TBNS";
 const PLAN_MAGIC: &[u8; 4] = b"TBSP";
 const VERSION: u8 = 1;
-/// Table descriptors: version 2 added each family's min versions (version 1,
-/// without it, is still read: min versions 0).
-const TABLE_VERSION: u8 = 2;
+/// Table descriptors: version 2 added each family's min versions, version 3
+/// whether it keeps deleted cells (older versions are still read: min versions
+/// 0, deleted cells not kept).
+const TABLE_VERSION: u8 = 3;
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,11 @@ impl TableDescriptor {
             put_varint(&mut out, u64::from(f.max_versions));
             put_varint(&mut out, f.ttl_seconds.map_or(0, |t| t.saturating_add(1)));
             put_varint(&mut out, u64::from(f.min_versions));
+            out.push(match f.keep_deleted {
+                KeepDeleted::No => 0,
+                KeepDeleted::Yes => 1,
+                KeepDeleted::UntilTtl => 2,
+            });
             match f.compression {
                 Compression::None => out.push(0),
                 Compression::Zstd(level) => {
@@ -86,7 +92,7 @@ impl TableDescriptor {
             return None;
         }
         let version = r.u8()?;
-        if version != 1 && version != TABLE_VERSION {
+        if !(1..=TABLE_VERSION).contains(&version) {
             return None;
         }
         let name = Bytes::copy_from_slice(r.bytes()?);
@@ -106,6 +112,16 @@ impl TableDescriptor {
             } else {
                 0
             };
+            let keep_deleted = if version >= 3 {
+                match r.u8()? {
+                    0 => KeepDeleted::No,
+                    1 => KeepDeleted::Yes,
+                    2 => KeepDeleted::UntilTtl,
+                    _ => return None,
+                }
+            } else {
+                KeepDeleted::No
+            };
             let compression = match r.u8()? {
                 0 => Compression::None,
                 1 => Compression::Zstd(i32::try_from(r.varint()?).ok()?),
@@ -124,6 +140,7 @@ impl TableDescriptor {
                 max_versions,
                 ttl_seconds: ttl,
                 min_versions,
+                keep_deleted,
                 compression,
                 bloom,
                 block_cache,
@@ -323,7 +340,8 @@ mod tests {
                 FamilySchema::new(&b"cf"[..])
                     .max_versions(7)
                     .ttl(Some(60))
-                    .min_versions(2),
+                    .min_versions(2)
+                    .keep_deleted(KeepDeleted::UntilTtl),
                 FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3)),
             ],
             enabled: true,
@@ -369,7 +387,7 @@ mod tests {
                 .compression(Compression::Zstd(3))]
         );
         assert_eq!((d.enabled, d.created_ms), (true, 99));
-        // Written again, it is version 2 and reads back the same.
+        // Written again, it is the current version and reads back the same.
         assert_eq!(d.encode()[4], TABLE_VERSION);
         assert_eq!(TableDescriptor::decode(&d.encode()), Some(d));
     }

@@ -11,8 +11,8 @@ use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
     TAccessControlEntity, TAppend, TColumnIncrement, TColumnValue, TCompareOperator, TDeleteType,
-    TIncrement, TLogQueryFilter, TMutation, TNamespaceDescriptor, TPermissionScope, TRowMutations,
-    TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
+    TIncrement, TKeepDeletedCells, TLogQueryFilter, TMutation, TNamespaceDescriptor,
+    TPermissionScope, TRowMutations, TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
 };
 
 fn client2() -> Client2 {
@@ -756,6 +756,88 @@ fn min_versions_outlive_the_ttl() {
     let mut bad = family("b", Some(2));
     bad.min_versions = Some(-1);
     tio(c.create_table(table_desc(&unique("t2_minver_bad"), vec![bad]), vec![]));
+}
+
+#[test]
+fn kept_deleted_cells_are_read_as_of_a_time_before_the_delete() {
+    let mut c = client2();
+    let name = unique("t2_keepdel");
+    let mut kept = family("k", Some(5));
+    kept.keep_deleted_cells = Some(TKeepDeletedCells::TRUE);
+    c.create_table(table_desc(&name, vec![kept, family("n", Some(5))]), vec![])
+        .unwrap();
+    let fams = c
+        .get_table_descriptor(tname(&name))
+        .unwrap()
+        .columns
+        .unwrap_or_default();
+    assert_eq!(fams[0].keep_deleted_cells, Some(TKeepDeletedCells::TRUE));
+    assert_eq!(fams[1].keep_deleted_cells, Some(TKeepDeletedCells::FALSE));
+    for (ts, v) in [(100, "v100"), (200, "v200")] {
+        c.put(name.clone(), tput("r", &[("k:c", v), ("n:c", v)], Some(ts)))
+            .unwrap();
+    }
+    // Every version of both columns deleted at 300.
+    for fam in ["k", "n"] {
+        let mut column = col(fam, Some("c"));
+        column.timestamp = Some(300);
+        c.delete_single(name.clone(), tdelete("r", Some(vec![column]), None))
+            .unwrap();
+    }
+    let read = |c: &mut Client2, range: Option<TTimeRange>| {
+        let mut g = tget("r");
+        g.max_versions = Some(10);
+        g.time_range = range;
+        cells(&c.get(name.clone(), g).unwrap())
+            .into_iter()
+            .map(|(column, value, _)| format!("{column}={value}"))
+            .collect::<Vec<_>>()
+    };
+    let check = |c: &mut Client2| {
+        assert!(read(c, None).is_empty(), "the delete covers every version");
+        // As of 250 (before the delete): `k` shows what the delete hid, `n` not.
+        assert_eq!(
+            read(c, Some(TTimeRange::new(0, 251))),
+            vec!["k:c=v200", "k:c=v100"]
+        );
+        assert_eq!(read(c, Some(TTimeRange::new(0, 150))), vec!["k:c=v100"]);
+        // A range holding the delete applies it.
+        assert!(read(c, Some(TTimeRange::new(0, 301))).is_empty());
+        // Scans alike.
+        let mut scan = tscan2();
+        scan.time_range = Some(TTimeRange::new(0, 251));
+        let rows = c.get_scanner_results(name.clone(), scan, 10).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            cells(&rows[0]).len(),
+            1,
+            "newest version as of 250: k:c=v200"
+        );
+    };
+    check(&mut c);
+    // A major compaction keeps the deleted cells and the delete.
+    shared()
+        .client()
+        .major_compact(name.clone())
+        .expect("majorCompact");
+    check(&mut c);
+    // Kept cells count as versions: six more puts leave five, deleted or not.
+    for ts in 301..=306 {
+        c.put(
+            name.clone(),
+            tput("r", &[("k:c", &format!("v{ts}"))], Some(ts)),
+        )
+        .unwrap();
+    }
+    shared()
+        .client()
+        .major_compact(name.clone())
+        .expect("majorCompact");
+    assert_eq!(
+        read(&mut c, Some(TTimeRange::new(0, 251))),
+        Vec::<String>::new()
+    );
+    assert_eq!(read(&mut c, None).len(), 5);
 }
 
 #[test]

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::filter::{CellVerdict, ColumnHint, Filter};
 use crate::iter::KvIter;
 use crate::key::{self, KeyKind};
-use crate::schema::TableSchema;
+use crate::schema::{KeepDeleted, TableSchema};
 use crate::types::{Cell, ColumnSelector, TimeRange};
 
 /// Sequential steps tried before a skip falls back to a seek.
@@ -124,6 +124,17 @@ pub struct FamilyPlan {
     /// Versions of a column readable although older than `ttl_cutoff` (the newest
     /// this many of those the time range and deletes admit).
     pub min_versions: u32,
+    /// Delete markers count only when their timestamp lies in `time_range` (a
+    /// family keeping deleted cells: a read as of a time before a delete sees
+    /// what it deleted); otherwise markers at or after the range count too.
+    pub markers_in_range_only: bool,
+}
+
+impl FamilyPlan {
+    /// Whether a delete marker at `timestamp` applies to this read.
+    fn marker_counts(&self, timestamp: i64) -> bool {
+        !self.markers_in_range_only || self.time_range.contains(timestamp)
+    }
 }
 
 /// A read compiled against a schema: which families, columns and limits.
@@ -189,6 +200,7 @@ impl ReadPlan {
                 stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(now_ms),
                 min_versions: fs.min_versions,
+                markers_in_range_only: fs.keep_deleted != KeepDeleted::No,
                 escaped_family: key::row_start(&family),
                 family,
                 qualifiers,
@@ -491,7 +503,7 @@ fn read_family_at(
             break;
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
-        if t.seq <= ctx.snapshot {
+        if t.seq <= ctx.snapshot && fam.marker_counts(t.timestamp) {
             match t.kind {
                 KeyKind::DeleteFamily => {
                     markers.delete_up_to = Some(
@@ -630,7 +642,7 @@ fn read_column(
             break;
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
-        if t.seq <= ctx.snapshot {
+        if t.seq <= ctx.snapshot && fam.marker_counts(t.timestamp) {
             match t.kind {
                 KeyKind::DeleteColumn => {
                     delete_up_to = Some(delete_up_to.map_or(t.timestamp, |d| d.max(t.timestamp)))

@@ -29,6 +29,23 @@ pub enum BloomType {
     RowCol,
 }
 
+/// Whether a family keeps deleted cells (HBase's KEEP_DELETED_CELLS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeepDeleted {
+    /// Deleted cells are not read, and major compactions drop them with their
+    /// delete markers.
+    #[default]
+    No,
+    /// A read sees past delete markers outside its time range (so a read as of a
+    /// time before a delete returns what the delete hid), and major compactions
+    /// keep deleted cells and markers, dropping them only by versions and TTL.
+    Yes,
+    /// As `Yes`, but a delete marker older than the TTL deletes in earnest at the
+    /// next major compaction (useful with min versions: what was deleted goes once
+    /// its marker expires, what was not is kept).
+    UntilTtl,
+}
+
 /// The settings of one column family.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FamilySchema {
@@ -41,6 +58,8 @@ pub struct FamilySchema {
     /// MIN_VERSIONS): the newest this many stay readable, and major compactions
     /// keep them. 0: the TTL applies to every version. At most `max_versions`.
     pub min_versions: u32,
+    /// Whether deleted cells stay readable outside the deletes' time range.
+    pub keep_deleted: KeepDeleted,
     pub compression: Compression,
     pub bloom: BloomType,
     /// Whether data blocks of this family go through the block cache.
@@ -57,6 +76,7 @@ impl FamilySchema {
             max_versions: 3,
             ttl_seconds: None,
             min_versions: 0,
+            keep_deleted: KeepDeleted::No,
             compression: Compression::None,
             bloom: BloomType::Row,
             block_cache: true,
@@ -79,6 +99,12 @@ impl FamilySchema {
     /// Sets the versions kept past the TTL.
     pub fn min_versions(mut self, n: u32) -> Self {
         self.min_versions = n;
+        self
+    }
+
+    /// Sets whether deleted cells are kept.
+    pub fn keep_deleted(mut self, keep: KeepDeleted) -> Self {
+        self.keep_deleted = keep;
         self
     }
 

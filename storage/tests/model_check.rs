@@ -3,6 +3,7 @@
 //! get and scan must agree.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -12,12 +13,15 @@ use tabula_storage::engine::{Engine, EngineOptions};
 use tabula_storage::read::ReadOptions;
 use tabula_storage::tablet::{ScanRequest, Tablet, TabletDescriptor};
 use tabula_storage::{
-    ColumnSelector, Durability, FamilySchema, Mutation, RowMutation, TableSchema, TimeRange,
-    LATEST_TIMESTAMP,
+    ColumnSelector, Durability, FamilySchema, KeepDeleted, Mutation, RowMutation, TableSchema,
+    TimeRange, LATEST_TIMESTAMP,
 };
 
 const NOW_START: i64 = 1_000_000;
-const FAMILIES: [&[u8]; 4] = [b"a", b"b", b"c", b"d"];
+const FAMILIES: [&[u8]; 6] = [b"a", b"b", b"c", b"d", b"e", b"f"];
+const ALL_FAMILIES: Range<usize> = 0..FAMILIES.len();
+/// The families that keep deleted cells (`e` and `f`).
+const KEEPING_DELETED: Range<usize> = 4..6;
 const ROWS: [&[u8]; 6] = [b"r0", b"r1", b"r1\x00", b"r2", b"r3", b"s"];
 const QUALS: [&[u8]; 3] = [b"", b"q", b"q\x00x"];
 
@@ -34,6 +38,17 @@ fn schema() -> TableSchema {
                 .max_versions(4)
                 .ttl(Some(5))
                 .min_versions(2),
+            // Deleted cells kept: reads see past markers outside their time
+            // range, and major compactions keep what markers cover.
+            FamilySchema::new(&b"e"[..])
+                .max_versions(3)
+                .keep_deleted(KeepDeleted::Yes),
+            // Kept until the marker's TTL expires, with one version past the TTL.
+            FamilySchema::new(&b"f"[..])
+                .max_versions(3)
+                .ttl(Some(5))
+                .min_versions(1)
+                .keep_deleted(KeepDeleted::UntilTtl),
         ],
     )
     .expect("valid schema")
@@ -75,20 +90,29 @@ impl Model {
             b"a" => 3,
             b"b" => 1,
             b"c" => 5,
-            _ => 4,
+            b"d" => 4,
+            _ => 3,
         }
     }
 
     fn family_min_versions(f: &[u8]) -> usize {
-        if f == b"d" {
-            2
-        } else {
-            0
+        match f {
+            b"d" => 2,
+            b"f" => 1,
+            _ => 0,
+        }
+    }
+
+    fn keeps_deleted(f: &[u8]) -> Option<KeepDeleted> {
+        match f {
+            b"e" => Some(KeepDeleted::Yes),
+            b"f" => Some(KeepDeleted::UntilTtl),
+            _ => None,
         }
     }
 
     fn ttl_cutoff(f: &[u8], now: i64) -> i64 {
-        if f == b"c" || f == b"d" {
+        if f == b"c" || f == b"d" || f == b"f" {
             now - 5_000
         } else {
             i64::MIN
@@ -109,8 +133,13 @@ impl Model {
         let mut covered_up_to = i64::MIN;
         let mut exact: BTreeSet<i64> = BTreeSet::new();
         let mut any_cover = false;
+        // A family keeping deleted cells lets only markers inside the range count.
+        let counts = |ts: i64| Self::keeps_deleted(fam).is_none() || range.contains(ts);
         for e in &self.entries {
             if e.row != row || e.family != fam {
+                continue;
+            }
+            if e.kind != Kind::Put && !counts(e.ts) {
                 continue;
             }
             match e.kind {
@@ -284,6 +313,94 @@ impl Model {
         self.entries.extend(new);
     }
 
+    /// What a major compaction keeps of a family that keeps deleted cells: per
+    /// column, markers and puts newest first (a marker before the puts of its
+    /// timestamp), puts counted as versions whether deleted or not, until one is
+    /// past max versions or past the TTL beyond min versions; markers the walk
+    /// reaches with a put at or before their time; in `UntilTtl`, markers the TTL
+    /// expired go and delete what they cover.
+    fn retained(&self, row: &[u8], fam: &[u8], mode: KeepDeleted, now: i64) -> Vec<MEntry> {
+        let cutoff = Self::ttl_cutoff(fam, now);
+        let min = Self::family_min_versions(fam);
+        let max = Self::family_max_versions(fam) as usize;
+        let expired = |ts: i64| ts < cutoff;
+        let enforced = |ts: i64| mode == KeepDeleted::UntilTtl && expired(ts);
+        let mine: Vec<&MEntry> = self
+            .entries
+            .iter()
+            .filter(|e| e.row == row && e.family == fam)
+            .collect();
+        let mut kept = Vec::new();
+        let mut family_up_to = i64::MIN;
+        let mut family_exact = BTreeSet::new();
+        for e in mine
+            .iter()
+            .filter(|e| matches!(e.kind, Kind::DelFamily | Kind::DelFamilyVersion))
+        {
+            if enforced(e.ts) {
+                if e.kind == Kind::DelFamily {
+                    family_up_to = family_up_to.max(e.ts);
+                } else {
+                    family_exact.insert(e.ts);
+                }
+            } else if !(expired(e.ts) && min == 0) {
+                kept.push((*e).clone());
+            }
+        }
+        for q in self.qualifiers(row, fam) {
+            let column: Vec<&MEntry> = mine.iter().copied().filter(|e| e.qualifier == q).collect();
+            let mut up_to = family_up_to;
+            let mut exact = family_exact.clone();
+            let mut markers: Vec<&MEntry> = Vec::new();
+            for e in column
+                .iter()
+                .filter(|e| matches!(e.kind, Kind::DelColumn | Kind::DelVersion))
+            {
+                if !enforced(e.ts) {
+                    markers.push(e);
+                } else if e.kind == Kind::DelColumn {
+                    up_to = up_to.max(e.ts);
+                } else {
+                    exact.insert(e.ts);
+                }
+            }
+            // Puts, newest write of each timestamp only.
+            let mut puts: BTreeMap<i64, &MEntry> = BTreeMap::new();
+            for e in column.iter().filter(|e| e.kind == Kind::Put) {
+                if puts.get(&e.ts).is_none_or(|p| e.seq >= p.seq) {
+                    puts.insert(e.ts, e);
+                }
+            }
+            markers.sort_by_key(|m| std::cmp::Reverse(m.ts));
+            let mut versions = 0usize;
+            let mut ended = false;
+            let mut next_marker = 0;
+            for (&ts, put) in puts.iter().rev() {
+                while let Some(m) = markers.get(next_marker).filter(|m| m.ts >= ts) {
+                    if !ended && expired(m.ts) && versions >= min {
+                        ended = true;
+                    }
+                    if !ended {
+                        kept.push((*m).clone());
+                    }
+                    next_marker += 1;
+                }
+                if ended || ts <= up_to || exact.contains(&ts) {
+                    continue;
+                }
+                versions += 1;
+                if versions > max || (expired(ts) && versions > min) {
+                    ended = true;
+                    continue;
+                }
+                kept.push((*put).clone());
+            }
+            // Markers older than every put (never reached above) cover nothing:
+            // they go.
+        }
+        kept
+    }
+
     /// Major compaction of the rows in `[start, end)`: keep what a full read returns.
     fn major_compact(&mut self, start: &[u8], end: &[u8], now: i64) {
         let in_range = |r: &[u8]| r >= start && (end.is_empty() || r < end);
@@ -293,6 +410,10 @@ impl Model {
                 continue;
             }
             for fam in FAMILIES {
+                if let Some(mode) = Self::keeps_deleted(fam) {
+                    kept.extend(self.retained(&row, fam, mode, now));
+                    continue;
+                }
                 for q in self.qualifiers(&row, fam) {
                     for (ts, v) in self.column(&row, fam, &q, TimeRange::ALL, u32::MAX, now) {
                         kept.push(MEntry {
@@ -395,8 +516,8 @@ fn ts_strategy() -> impl Strategy<Value = i64> {
 }
 
 /// A put (puts alone leave no delete markers; timestamps often equal across files).
-fn put_strategy() -> impl Strategy<Value = Mutation> {
-    let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
+fn put_strategy(families: Range<usize>) -> impl Strategy<Value = Mutation> {
+    let fam = families.prop_map(|i| Bytes::from_static(FAMILIES[i]));
     let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
     (
         fam,
@@ -412,11 +533,13 @@ fn put_strategy() -> impl Strategy<Value = Mutation> {
         })
 }
 
-fn mutation_strategy() -> impl Strategy<Value = Mutation> {
-    let fam = (0..FAMILIES.len()).prop_map(|i| Bytes::from_static(FAMILIES[i]));
+fn mutation_strategy(families: Range<usize>) -> impl Strategy<Value = Mutation> {
+    let fam = families
+        .clone()
+        .prop_map(|i| Bytes::from_static(FAMILIES[i]));
     let qual = (0..QUALS.len()).prop_map(|i| Bytes::from_static(QUALS[i]));
     prop_oneof![
-        6 => put_strategy(),
+        6 => put_strategy(families),
         1 => (fam.clone(), qual.clone(), ts_strategy())
             .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteVersion { family, qualifier, timestamp }),
         1 => (fam.clone(), qual, ts_strategy())
@@ -438,12 +561,9 @@ fn time_range_strategy() -> impl Strategy<Value = TimeRange> {
     ]
 }
 
-fn selection_strategy() -> impl Strategy<Value = Selection> {
+fn selection_strategy(families: Range<usize>) -> impl Strategy<Value = Selection> {
     (
-        proptest::collection::vec(
-            (0..FAMILIES.len(), proptest::option::of(0..QUALS.len())),
-            0..3,
-        ),
+        proptest::collection::vec((families, proptest::option::of(0..QUALS.len())), 0..3),
         time_range_strategy(),
         1u32..5,
     )
@@ -479,7 +599,7 @@ fn newest_version_get_strategy() -> impl Strategy<Value = Op> {
 /// (expiring the TTL family) and newest-version gets.
 fn put_and_get_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => ((0..ROWS.len()), proptest::collection::vec(put_strategy(), 1..4))
+        8 => ((0..ROWS.len()), proptest::collection::vec(put_strategy(ALL_FAMILIES), 1..4))
             .prop_map(|(r, ms)| Op::Mutate(RowMutation { row: Bytes::from_static(ROWS[r]), mutations: ms })),
         3 => Just(Op::Flush),
         1 => Just(Op::MergeCompact),
@@ -489,9 +609,10 @@ fn put_and_get_strategy() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn op_strategy() -> impl Strategy<Value = Op> {
+/// Every kind of operation, on the families of `families`.
+fn op_strategy(families: Range<usize>) -> impl Strategy<Value = Op> {
     prop_oneof![
-        12 => ((0..ROWS.len()), proptest::collection::vec(mutation_strategy(), 1..4))
+        12 => ((0..ROWS.len()), proptest::collection::vec(mutation_strategy(families.clone()), 1..4))
             .prop_map(|(r, ms)| Op::Mutate(RowMutation { row: Bytes::from_static(ROWS[r]), mutations: ms })),
         2 => Just(Op::Flush),
         1 => Just(Op::MergeCompact),
@@ -499,8 +620,8 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         1 => Just(Op::Reopen),
         1 => (1..ROWS.len()).prop_map(Op::Split),
         1 => (0i64..4_000).prop_map(Op::AdvanceClock),
-        4 => ((0..ROWS.len()), selection_strategy()).prop_map(|(r, s)| Op::Get(r, s)),
-        3 => (proptest::option::of(0..ROWS.len()), proptest::option::of(0..ROWS.len()), any::<bool>(), selection_strategy())
+        4 => ((0..ROWS.len()), selection_strategy(families.clone())).prop_map(|(r, s)| Op::Get(r, s)),
+        3 => (proptest::option::of(0..ROWS.len()), proptest::option::of(0..ROWS.len()), any::<bool>(), selection_strategy(families))
             .prop_map(|(start, stop, reverse, sel)| Op::Scan { start, stop, reverse, sel }),
     ]
 }
@@ -732,7 +853,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 2000, .. ProptestConfig::default() })]
 
     #[test]
-    fn engine_matches_model(ops in proptest::collection::vec(op_strategy(), 1..60)) {
+    fn engine_matches_model(ops in proptest::collection::vec(op_strategy(ALL_FAMILIES), 1..60)) {
+        run(ops)?;
+    }
+
+    #[test]
+    fn families_keeping_deleted_cells_match_model(
+        ops in proptest::collection::vec(op_strategy(KEEPING_DELETED), 1..60)
+    ) {
         run(ops)?;
     }
 

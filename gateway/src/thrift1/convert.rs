@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use tabula_storage::{BloomType, Cell, Compression, Durability, FamilySchema};
+use tabula_storage::{BloomType, Cell, Compression, Durability, FamilySchema, KeepDeleted};
 use tabula_thrift::hbase::{ColumnDescriptor, TCell, TColumn, TRegionInfo, TRowResult};
 
 use super::columns::{column_key, ColumnSpec};
@@ -124,6 +124,7 @@ pub fn family_from_descriptor(cd: &ColumnDescriptor) -> Thrift1Result<FamilySche
         max_versions,
         ttl_seconds: ttl,
         min_versions: 0,
+        keep_deleted: KeepDeleted::No,
         compression: parse_compression(cd.compression.as_deref().unwrap_or_default())?,
         bloom: parse_bloom(cd.bloom_filter_type.as_deref().unwrap_or_default())?,
         block_cache: cd.block_cache_enabled.unwrap_or(false),

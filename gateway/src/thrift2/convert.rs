@@ -12,13 +12,13 @@ use tabula_regionserver::filter::parse_filter;
 use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::tablet::CompareOp;
 use tabula_storage::{
-    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, Mutation, RowMutation,
-    TimeRange, LATEST_TIMESTAMP,
+    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, KeepDeleted, Mutation,
+    RowMutation, TimeRange, LATEST_TIMESTAMP,
 };
 use tabula_thrift::hbase2::{
     TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompareOperator,
     TCompressionAlgorithm, TDelete, TDeleteType, TDurability, TGet, THRegionInfo, THRegionLocation,
-    TPut, TResult, TScan, TServerName, TTableDescriptor, TTableName, TTimeRange,
+    TKeepDeletedCells, TPut, TResult, TScan, TServerName, TTableDescriptor, TTableName, TTimeRange,
 };
 
 use super::errors::{Thrift2Error, Thrift2Result};
@@ -482,6 +482,17 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
             )))
         }
     };
+    let keep_deleted = match d.keep_deleted_cells {
+        None | Some(TKeepDeletedCells::FALSE) => KeepDeleted::No,
+        Some(TKeepDeletedCells::TRUE) => KeepDeleted::Yes,
+        Some(TKeepDeletedCells::TTL) => KeepDeleted::UntilTtl,
+        Some(other) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "unknown TKeepDeletedCells {} for column family {name}",
+                other.0
+            )))
+        }
+    };
     let compression = match d.compression_type {
         None | Some(TCompressionAlgorithm::NONE) => Compression::None,
         Some(
@@ -517,6 +528,7 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
         max_versions,
         ttl_seconds,
         min_versions,
+        keep_deleted,
         compression,
         bloom,
         block_cache: d.block_cache_enabled.unwrap_or(true),
@@ -542,7 +554,11 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
         }),
         dfs_replication: None,
         data_block_encoding: None,
-        keep_deleted_cells: None,
+        keep_deleted_cells: Some(match f.keep_deleted {
+            KeepDeleted::No => TKeepDeletedCells::FALSE,
+            KeepDeleted::Yes => TKeepDeletedCells::TRUE,
+            KeepDeleted::UntilTtl => TKeepDeletedCells::TTL,
+        }),
         max_versions: Some(i32::try_from(f.max_versions).unwrap_or(i32::MAX)),
         min_versions: Some(i32::try_from(f.min_versions).unwrap_or(i32::MAX)),
         scope: None,

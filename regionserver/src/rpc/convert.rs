@@ -12,8 +12,8 @@ use tabula_storage::tablet::{
     CompareOp, Condition, RequestCounts, RowResult, TabletDescriptor, TabletStats,
 };
 use tabula_storage::{
-    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, Mutation, RowMutation,
-    TableSchema, TimeRange,
+    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, KeepDeleted, Mutation,
+    RowMutation, TableSchema, TimeRange,
 };
 
 use super::pb;
@@ -352,6 +352,11 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
                     block_cache: f.block_cache,
                     in_memory: f.in_memory,
                     min_versions: f.min_versions,
+                    keep_deleted: (match f.keep_deleted {
+                        KeepDeleted::No => pb::KeepDeleted::No,
+                        KeepDeleted::Yes => pb::KeepDeleted::Yes,
+                        KeepDeleted::UntilTtl => pb::KeepDeleted::UntilTtl,
+                    }) as i32,
                 }
             })
             .collect(),
@@ -372,10 +377,18 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
             pb::BloomType::BloomRow => BloomType::Row,
             pb::BloomType::BloomRowCol => BloomType::RowCol,
         };
+        let keep_deleted = match pb::KeepDeleted::try_from(f.keep_deleted)
+            .map_err(|_| malformed("keep deleted cells"))?
+        {
+            pb::KeepDeleted::No => KeepDeleted::No,
+            pb::KeepDeleted::Yes => KeepDeleted::Yes,
+            pb::KeepDeleted::UntilTtl => KeepDeleted::UntilTtl,
+        };
         let mut family = FamilySchema::new(f.name)
             .max_versions(f.max_versions)
             .ttl(f.ttl_seconds)
             .min_versions(f.min_versions)
+            .keep_deleted(keep_deleted)
             .compression(compression);
         family.bloom = bloom;
         family.block_cache = f.block_cache;
@@ -579,7 +592,8 @@ mod tests {
         let mut a = FamilySchema::new(&b"a"[..])
             .max_versions(5)
             .ttl(Some(60))
-            .min_versions(2);
+            .min_versions(2)
+            .keep_deleted(KeepDeleted::Yes);
         a.bloom = BloomType::RowCol;
         a.in_memory = true;
         let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::keep_deleted::{retain_entries, Retention};
 use super::runs::{self, SortedRun};
 use super::{Tablet, TabletFile};
 use crate::error::Result;
@@ -29,6 +30,7 @@ use crate::key;
 use crate::manifest::FileEntry;
 use crate::merge::MergingIter;
 use crate::read::{FamilyPlan, ReadPlan};
+use crate::schema::KeepDeleted;
 use crate::sstable::SstWriter;
 use crate::types::TimeRange;
 
@@ -240,6 +242,20 @@ impl Tablet {
     ) -> Result<()> {
         let schema = self.schema();
         let fs = schema.require_family(family)?;
+        if fs.keep_deleted != KeepDeleted::No {
+            let rules = Retention {
+                max_versions: fs.max_versions,
+                min_versions: fs.min_versions,
+                ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
+                mode: fs.keep_deleted,
+            };
+            return retain_entries(iter, &rules, &mut |k, v| {
+                writer.add(k, v)?;
+                *written += 1;
+                throttle.consume(k.len() + v.len());
+                Ok(())
+            });
+        }
         let plan = ReadPlan {
             families: vec![FamilyPlan {
                 family: family.clone(),
@@ -251,6 +267,7 @@ impl Tablet {
                 stored_versions: fs.max_versions,
                 ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
                 min_versions: fs.min_versions,
+                markers_in_range_only: false,
             }],
         };
         let mut scratch = crate::read::ReadScratch::default();

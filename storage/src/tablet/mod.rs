@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod compact;
 pub mod flush;
+mod keep_deleted;
 pub mod rmw;
 pub mod runs;
 pub mod scan;
