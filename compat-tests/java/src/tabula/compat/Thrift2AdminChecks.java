@@ -31,7 +31,9 @@ import tabula.compat.thrift2.TBloomFilterType;
 import tabula.compat.thrift2.TColumnFamilyDescriptor;
 import tabula.compat.thrift2.TCompressionAlgorithm;
 import tabula.compat.thrift2.THRegionLocation;
+import tabula.compat.thrift2.TDelete;
 import tabula.compat.thrift2.TIOError;
+import tabula.compat.thrift2.TKeepDeletedCells;
 import tabula.compat.thrift2.TLogQueryFilter;
 import tabula.compat.thrift2.TNamespaceDescriptor;
 import tabula.compat.thrift2.TOnlineLogRecord;
@@ -40,6 +42,7 @@ import tabula.compat.thrift2.TScan;
 import tabula.compat.thrift2.TServerName;
 import tabula.compat.thrift2.TTableDescriptor;
 import tabula.compat.thrift2.TTableName;
+import tabula.compat.thrift2.TTimeRange;
 
 /** Thrift2 admin checks: tables, families, regions, namespaces, logs, permissions. */
 final class Thrift2AdminChecks {
@@ -102,6 +105,31 @@ final class Thrift2AdminChecks {
             eq("cf2 maxVersions (HBase default 1)", 1, g2.getMaxVersions());
             eq("cf2 timeToLive (forever)", Integer.MAX_VALUE, g2.getTimeToLive());
             eq("cf2 inMemory", false, g2.isInMemory());
+        });
+
+        s.thrift2("t2.createTable.min_versions_and_keep_deleted_cells", c -> {
+            String t = c.table();
+            TColumnFamilyDescriptor cf1 = family("cf1", 5);
+            cf1.setTimeToLive(3600);
+            cf1.setMinVersions(1);
+            cf1.setKeepDeletedCells(TKeepDeletedCells.TRUE);
+            T2.createTable(c.t2(), tn(t), List.of(), cf1);
+            TColumnFamilyDescriptor g1 = families(c.t2().getTableDescriptor(tn(t))).get("cf1");
+            eq("cf1 minVersions", 1, g1.getMinVersions());
+            eq("cf1 keepDeletedCells", TKeepDeletedCells.TRUE, g1.getKeepDeletedCells());
+            long now = System.currentTimeMillis();
+            put(c.t2(), t, "r", cv("cf1", "q", "fresh", now));
+            TDelete d = new TDelete(bb("r"));
+            d.setTimestamp(now + 1);
+            c.t2().deleteSingle(bb(t), d);
+            eq("after the delete", List.of(), values(c.t2().get(bb(t), tget("r"))));
+            tabula.compat.thrift2.TGet asOf = tget("r");
+            asOf.setTimeRange(new TTimeRange(0, now + 1));
+            eq("as of before the delete", List.of("cf1:q=fresh"), values(c.t2().get(bb(t), asOf)));
+            TColumnFamilyDescriptor bad = family("cf2", 2);
+            bad.setMinVersions(3);
+            expect(TIOError.class, "minVersions above maxVersions",
+                    () -> T2.createTable(c.t2(), tn(c.table()), List.of(), bad));
         });
 
         s.thrift2("t2.createTable.default_family_keeps_one_version", c -> {
