@@ -10,13 +10,22 @@ use common::t2::*;
 use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
-    TAccessControlEntity, TAppend, TColumnIncrement, TColumnValue, TCompareOperator, TDeleteType,
-    TIncrement, TKeepDeletedCells, TLogQueryFilter, TMutation, TNamespaceDescriptor,
-    TPermissionScope, TRowMutations, TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
+    TAccessControlEntity, TAppend, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue,
+    TCompareOperator, TDeleteType, TIncrement, TKeepDeletedCells, TLogQueryFilter, TMutation,
+    TNamespaceDescriptor, TPermissionScope, TRowMutations, TTHBaseServiceSyncClient,
+    TThriftServerType, TTimeRange,
 };
 
 fn client2() -> Client2 {
     shared().client2(Framing::Buffered, Protocol::Binary)
+}
+
+/// The family descriptors getTableDescriptor reports for table `name`.
+fn families_of(c: &mut Client2, name: &[u8]) -> Vec<TColumnFamilyDescriptor> {
+    c.get_table_descriptor(tname(name))
+        .unwrap()
+        .columns
+        .unwrap_or_default()
 }
 
 #[test]
@@ -685,11 +694,7 @@ fn min_versions_outlive_the_ttl() {
     plain.time_to_live = Some(3600);
     c.create_table(table_desc(&name, vec![kept, plain]), vec![])
         .unwrap();
-    let fams = c
-        .get_table_descriptor(tname(&name))
-        .unwrap()
-        .columns
-        .unwrap_or_default();
+    let fams = families_of(&mut c, &name);
     assert_eq!(fams[0].min_versions, Some(2));
     assert_eq!(fams[1].min_versions, Some(0));
     let now = std::time::SystemTime::now()
@@ -766,11 +771,7 @@ fn kept_deleted_cells_are_read_as_of_a_time_before_the_delete() {
     kept.keep_deleted_cells = Some(TKeepDeletedCells::TRUE);
     c.create_table(table_desc(&name, vec![kept, family("n", Some(5))]), vec![])
         .unwrap();
-    let fams = c
-        .get_table_descriptor(tname(&name))
-        .unwrap()
-        .columns
-        .unwrap_or_default();
+    let fams = families_of(&mut c, &name);
     assert_eq!(fams[0].keep_deleted_cells, Some(TKeepDeletedCells::TRUE));
     assert_eq!(fams[1].keep_deleted_cells, Some(TKeepDeletedCells::FALSE));
     for (ts, v) in [(100, "v100"), (200, "v200")] {

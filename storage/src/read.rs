@@ -610,7 +610,7 @@ fn read_all_columns(
 }
 
 /// The bytes of a column-scope key up to and including the escaped qualifier.
-fn column_part(k: &[u8]) -> Option<&[u8]> {
+pub(crate) fn column_part(k: &[u8]) -> Option<&[u8]> {
     // Column keys end with class (1) + tail (17).
     k.get(..k.len().checked_sub(18)?)
 }

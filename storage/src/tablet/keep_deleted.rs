@@ -12,6 +12,7 @@
 use crate::error::{Error, Result};
 use crate::iter::KvIter;
 use crate::key::{self, KeyKind, KeyTail};
+use crate::read::column_part;
 use crate::schema::KeepDeleted;
 
 /// Where kept entries go, in key order.
@@ -70,11 +71,6 @@ struct Marker {
 
 fn bad_key() -> Error {
     Error::corruption("<compaction input>", "malformed internal key")
-}
-
-/// The bytes of a column-scope key up to and including the escaped qualifier.
-fn column_part(k: &[u8]) -> Option<&[u8]> {
-    k.get(..k.len().checked_sub(18)?)
 }
 
 /// Passes every entry of the family under `iter` (positioned at its first entry;
