@@ -97,9 +97,9 @@ const COMPACT_TABLE_BACKOFF: std::time::Duration = std::time::Duration::from_mil
 
 /// What one balancing round knows and changes as tablets move.
 struct Balanced<'a> {
-    movable: &'a mut Movable,
-    spread: &'a mut Spread,
-    loads: &'a mut Loads,
+    movable: Movable,
+    spread: Spread,
+    loads: Loads,
     rates: &'a mut RequestRates,
 }
 
@@ -1648,7 +1648,7 @@ impl Coordinator {
             })
             .collect();
         let mut rates = self.request_rates.lock();
-        let mut loads = rates.observe(&readings, Instant::now());
+        let loads = rates.observe(&readings, Instant::now());
         *self.server_rates.lock() = servers
             .iter()
             .filter_map(|s| {
@@ -1673,7 +1673,13 @@ impl Coordinator {
                     .push((t.clone(), loc));
             }
         }
-        loads.require_reported(&movable);
+        let mut round = Balanced {
+            movable,
+            spread,
+            loads,
+            rates: &mut rates,
+        };
+        round.loads.require_reported(&round.movable);
         let mut moved = 0;
         while moved < MAX_MOVES_PER_ROUND {
             let most = load
@@ -1690,46 +1696,37 @@ impl Coordinator {
             if high < low + 2 {
                 break;
             }
-            let picked = movable
+            let picked = round
+                .movable
                 .get_mut(&from)
-                .and_then(|list| spread.take_most_crowded(list, &from, &to));
+                .and_then(|list| round.spread.take_most_crowded(list, &from, &to));
             let Some((table, loc)) = picked else {
                 // Only catalog tablets make it the busiest: they stay.
                 load.remove(&from);
                 continue;
             };
-            let tablet = loc.tablet_id;
-            self.move_tablet(&table, loc, &to)?;
-            spread.moved(&table.name, &from, &to);
-            loads.moved(tablet, &from, &to);
-            rates.opened(tablet, &to, Instant::now());
+            self.relocate(&mut round, &table, loc, &from, &to)?;
             load.entry(from).and_modify(|n| *n -= 1);
             load.entry(to).and_modify(|n| *n += 1);
             moved += 1;
         }
-        let mut balanced = Balanced {
-            movable: &mut movable,
-            spread: &mut spread,
-            loads: &mut loads,
-            rates: &mut rates,
-        };
         while moved + 2 <= MAX_MOVES_PER_ROUND {
-            let Some(swap) = balanced.spread.best_swap(balanced.movable) else {
+            let Some(swap) = round.spread.best_swap(&round.movable) else {
                 break;
             };
-            moved += self.trade(&swap, &mut balanced)?;
+            moved += self.trade(&swap, &mut round)?;
         }
         let moved_for_spread = moved;
         while moved + 2 <= MAX_MOVES_PER_ROUND {
-            let Some(swap) = balanced.loads.best_swap(balanced.movable, balanced.spread) else {
+            let Some(swap) = round.loads.best_swap(&round.movable, &mut round.spread) else {
                 break;
             };
-            let busiest = balanced.loads.server(&swap.a);
-            moved += self.trade(&swap, &mut balanced)?;
+            let busiest = round.loads.server(&swap.a);
+            moved += self.trade(&swap, &mut round)?;
             tracing::info!(
                 busiest = %swap.a,
                 requests_per_sec = busiest.unwrap_or(0.0),
-                now = balanced.loads.server(&swap.a).unwrap_or(0.0),
+                now = round.loads.server(&swap.a).unwrap_or(0.0),
                 other = %swap.b,
                 "traded a busy tablet for a quiet one"
             );
@@ -1759,14 +1756,28 @@ impl Coordinator {
                 continue;
             }
             let (table, loc) = list.swap_remove(index);
-            let tablet = loc.tablet_id;
-            self.move_tablet(&table, loc, to)?;
-            round.spread.moved(&table.name, from, to);
-            round.loads.moved(tablet, from, to);
-            round.rates.opened(tablet, to, Instant::now());
+            self.relocate(round, &table, loc, from, to)?;
             moved += 1;
         }
         Ok(moved)
+    }
+
+    /// Moves a tablet taken out of the round's movable ones from `from` to `to`,
+    /// and notes the move in what the round knows.
+    fn relocate(
+        &self,
+        round: &mut Balanced<'_>,
+        table: &TableDescriptor,
+        loc: TabletLocation,
+        from: &str,
+        to: &str,
+    ) -> CoordResult<()> {
+        let tablet = loc.tablet_id;
+        self.move_tablet(table, loc, to)?;
+        round.spread.moved(&table.name, from, to);
+        round.loads.moved(tablet, from, to);
+        round.rates.opened(tablet, to, Instant::now());
+        Ok(())
     }
 
     /// Moves one user tablet to server `to`: closed where it is (its memtable
