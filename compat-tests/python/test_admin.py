@@ -75,14 +75,18 @@ def test_bloom_filter_vector_size_and_hash_count_are_ignored(connection, table_n
     assert descriptor["bloom_filter_nb_hashes"] == 0
 
 
-def test_compression_name_is_case_insensitive_and_stored_as_zstd(
+def test_compression_name_is_case_insensitive_and_reported_as_hbase_spells_it(
     connection, table_names
 ):
-    # Tabula compresses every compressing family with zstd and says so
-    # (docs/DIFFERENCES.md); HBase would report b"GZ" here.
+    # Tabula compresses every compressing family with zstd
+    # (docs/DIFFERENCES.md) but reports the algorithm asked for, as HBase does.
     name = table_names()
-    connection.create_table(name, {"cf": dict(compression="gz")})
-    assert connection.table(name).families()[b"cf"]["compression"] == b"ZSTD"
+    connection.create_table(
+        name, {"cf": dict(compression="gz"), "plain": dict(compression="none")}
+    )
+    families = connection.table(name).families()
+    assert families[b"cf"]["compression"] == b"GZ"
+    assert families[b"plain"]["compression"] == b"NONE"
 
 
 @pytest.mark.parametrize("ttl", [-1, 0])

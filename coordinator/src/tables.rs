@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use tabula_storage::coding::{put_bytes, put_varint, Reader};
-use tabula_storage::{BloomType, Compression, FamilySchema, KeepDeleted, TableSchema};
+use tabula_storage::{
+    BloomType, Compression, CompressionName, FamilySchema, KeepDeleted, TableSchema,
+};
 
 /// The namespace of tables named without one.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -21,9 +23,10 @@ const NS_MAGIC: &[u8; 4] = b"TBNS";
 const PLAN_MAGIC: &[u8; 4] = b"TBSP";
 const VERSION: u8 = 1;
 /// Table descriptors: version 2 added each family's min versions, version 3
-/// whether it keeps deleted cells (older versions are still read: min versions
-/// 0, deleted cells not kept).
-const TABLE_VERSION: u8 = 3;
+/// whether it keeps deleted cells, version 4 the compression's name as the client
+/// gave it (older versions are still read: min versions 0, deleted cells not
+/// kept, compression named NONE or ZSTD).
+const TABLE_VERSION: u8 = 4;
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +67,11 @@ impl TableDescriptor {
                 KeepDeleted::Yes => 1,
                 KeepDeleted::UntilTtl => 2,
             });
+            let name_code = CompressionName::ALL
+                .iter()
+                .position(|n| *n == f.compression_name)
+                .unwrap_or(0);
+            out.push(u8::try_from(name_code).unwrap_or(0));
             match f.compression {
                 Compression::None => out.push(0),
                 Compression::Zstd(level) => {
@@ -122,11 +130,20 @@ impl TableDescriptor {
             } else {
                 KeepDeleted::No
             };
+            let compression_name = if version >= 4 {
+                Some(*CompressionName::ALL.get(usize::from(r.u8()?))?)
+            } else {
+                None
+            };
             let compression = match r.u8()? {
                 0 => Compression::None,
                 1 => Compression::Zstd(i32::try_from(r.varint()?).ok()?),
                 _ => return None,
             };
+            let compression_name = compression_name.unwrap_or(match compression {
+                Compression::None => CompressionName::None,
+                Compression::Zstd(_) => CompressionName::Zstd,
+            });
             let bloom = match r.u8()? {
                 0 => BloomType::None,
                 1 => BloomType::Row,
@@ -142,6 +159,7 @@ impl TableDescriptor {
                 min_versions,
                 keep_deleted,
                 compression,
+                compression_name,
                 bloom,
                 block_cache,
                 in_memory,
@@ -343,6 +361,7 @@ mod tests {
                     .min_versions(2)
                     .keep_deleted(KeepDeleted::UntilTtl),
                 FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3)),
+                FamilySchema::new(&b"s"[..]).compression_named(CompressionName::Snappy, 3),
             ],
             enabled: true,
             created_ms: 1234,

@@ -11,9 +11,9 @@ use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
     TAccessControlEntity, TAppend, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue,
-    TCompareOperator, TDeleteType, TIncrement, TKeepDeletedCells, TLogQueryFilter, TMutation,
-    TNamespaceDescriptor, TPermissionScope, TRowMutations, TTHBaseServiceSyncClient,
-    TThriftServerType, TTimeRange,
+    TCompareOperator, TCompressionAlgorithm, TDeleteType, TIncrement, TKeepDeletedCells,
+    TLogQueryFilter, TMutation, TNamespaceDescriptor, TPermissionScope, TRowMutations,
+    TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
 };
 
 fn client2() -> Client2 {
@@ -690,6 +690,7 @@ fn min_versions_outlive_the_ttl() {
     let mut kept = family("k", Some(5));
     kept.time_to_live = Some(3600);
     kept.min_versions = Some(2);
+    kept.compression_type = Some(TCompressionAlgorithm::SNAPPY);
     let mut plain = family("p", Some(5));
     plain.time_to_live = Some(3600);
     c.create_table(table_desc(&name, vec![kept, plain]), vec![])
@@ -697,6 +698,12 @@ fn min_versions_outlive_the_ttl() {
     let fams = families_of(&mut c, &name);
     assert_eq!(fams[0].min_versions, Some(2));
     assert_eq!(fams[1].min_versions, Some(0));
+    // Stored with zstd, reported as asked.
+    assert_eq!(
+        fams[0].compression_type,
+        Some(TCompressionAlgorithm::SNAPPY)
+    );
+    assert_eq!(fams[1].compression_type, Some(TCompressionAlgorithm::NONE));
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

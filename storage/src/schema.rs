@@ -17,6 +17,54 @@ pub enum Compression {
     Zstd(i32),
 }
 
+/// The compression algorithm a client named for a family, as HBase spells it.
+/// Every compressing choice is stored with zstd ([`Compression`]); the name is
+/// kept so that descriptors report back what was asked, as HBase's do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompressionName {
+    #[default]
+    None,
+    Gz,
+    Snappy,
+    Lzo,
+    Lz4,
+    Bzip2,
+    Zstd,
+}
+
+impl CompressionName {
+    /// Every name, in the order of their stored codes.
+    pub const ALL: [CompressionName; 7] = [
+        CompressionName::None,
+        CompressionName::Gz,
+        CompressionName::Snappy,
+        CompressionName::Lzo,
+        CompressionName::Lz4,
+        CompressionName::Bzip2,
+        CompressionName::Zstd,
+    ];
+
+    /// HBase's name of the algorithm (`Compression.Algorithm`), in capitals.
+    pub fn hbase_name(self) -> &'static str {
+        match self {
+            CompressionName::None => "NONE",
+            CompressionName::Gz => "GZ",
+            CompressionName::Snappy => "SNAPPY",
+            CompressionName::Lzo => "LZO",
+            CompressionName::Lz4 => "LZ4",
+            CompressionName::Bzip2 => "BZIP2",
+            CompressionName::Zstd => "ZSTD",
+        }
+    }
+
+    /// The algorithm named `name`, in any case.
+    pub fn from_hbase_name(name: &str) -> Option<CompressionName> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.hbase_name().eq_ignore_ascii_case(name))
+    }
+}
+
 /// Which bloom filters a family's SSTables carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BloomType {
@@ -61,6 +109,9 @@ pub struct FamilySchema {
     /// Whether deleted cells stay readable outside the deletes' time range.
     pub keep_deleted: KeepDeleted,
     pub compression: Compression,
+    /// The algorithm the client named (reported back in descriptors); `None`
+    /// exactly when `compression` is.
+    pub compression_name: CompressionName,
     pub bloom: BloomType,
     /// Whether data blocks of this family go through the block cache.
     pub block_cache: bool,
@@ -78,6 +129,7 @@ impl FamilySchema {
             min_versions: 0,
             keep_deleted: KeepDeleted::No,
             compression: Compression::None,
+            compression_name: CompressionName::None,
             bloom: BloomType::Row,
             block_cache: true,
             in_memory: false,
@@ -108,9 +160,24 @@ impl FamilySchema {
         self
     }
 
-    /// Sets compression.
+    /// Sets compression, named NONE or ZSTD.
     pub fn compression(mut self, c: Compression) -> Self {
         self.compression = c;
+        self.compression_name = match c {
+            Compression::None => CompressionName::None,
+            Compression::Zstd(_) => CompressionName::Zstd,
+        };
+        self
+    }
+
+    /// Sets compression as a client named it: zstd at `zstd_level` for every
+    /// compressing algorithm.
+    pub fn compression_named(mut self, name: CompressionName, zstd_level: i32) -> Self {
+        self.compression = match name {
+            CompressionName::None => Compression::None,
+            _ => Compression::Zstd(zstd_level),
+        };
+        self.compression_name = name;
         self
     }
 
@@ -137,6 +204,16 @@ impl FamilySchema {
                 String::from_utf8_lossy(&self.name),
                 self.min_versions,
                 self.max_versions
+            )));
+        }
+        if (self.compression == Compression::None)
+            != (self.compression_name == CompressionName::None)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}': compression {:?} named {}",
+                String::from_utf8_lossy(&self.name),
+                self.compression,
+                self.compression_name.hbase_name()
             )));
         }
         if let Compression::Zstd(level) = self.compression {

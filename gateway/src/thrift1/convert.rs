@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use tabula_storage::{BloomType, Cell, Compression, Durability, FamilySchema, KeepDeleted};
+use tabula_storage::{BloomType, Cell, CompressionName, Durability, FamilySchema};
 use tabula_thrift::hbase::{ColumnDescriptor, TCell, TColumn, TRegionInfo, TRowResult};
 
 use super::columns::{column_key, ColumnSpec};
@@ -22,9 +22,6 @@ pub const TTL_FOREVER: i32 = i32::MAX;
 pub const ZSTD_LEVEL: i32 = 3;
 /// TRegionInfo.version HBase reports.
 pub const REGION_VERSION: i8 = 1;
-
-/// Compression names HBase accepts (compared case-insensitively).
-const COMPRESSION_NAMES: &[&str] = &["none", "gz", "snappy", "lzo", "lz4", "bzip2", "zstd"];
 
 /// A cell as a bare `TCell`. The `TCell` shares the cell's value buffer (a
 /// memtable entry's, or the one the read copied out of its block): the value is
@@ -67,18 +64,17 @@ pub fn durability(write_to_wal: bool) -> Durability {
     }
 }
 
-fn parse_compression(name: &str) -> Thrift1Result<Compression> {
-    let lower = name.to_ascii_lowercase();
-    if lower.is_empty() || lower == "none" {
-        return Ok(Compression::None);
+/// A compression algorithm as HBase names it, in any case; empty is NONE.
+fn parse_compression(name: &str) -> Thrift1Result<CompressionName> {
+    if name.is_empty() {
+        return Ok(CompressionName::None);
     }
-    if COMPRESSION_NAMES.contains(&lower.as_str()) {
-        return Ok(Compression::Zstd(ZSTD_LEVEL));
-    }
-    Err(Thrift1Error::IllegalArgument(format!(
-        "java.lang.IllegalArgumentException: Unsupported compression algorithm name: {name} \
+    CompressionName::from_hbase_name(name).ok_or_else(|| {
+        Thrift1Error::IllegalArgument(format!(
+            "java.lang.IllegalArgumentException: Unsupported compression algorithm name: {name} \
          (expected one of NONE, GZ, SNAPPY, LZO, LZ4, BZIP2, ZSTD)"
-    )))
+        ))
+    })
 }
 
 fn parse_bloom(name: &str) -> Thrift1Result<BloomType> {
@@ -98,7 +94,8 @@ fn parse_bloom(name: &str) -> Thrift1Result<BloomType> {
 /// The generated decoder gives absent default-requiredness fields their zero value,
 /// so zero stands for "absent" here: `maxVersions` 0 means HBase's default of 3,
 /// an empty compression or bloom filter type means NONE, timeToLive 0 means forever
-/// (as every value <= 0 does in HBase). Any compressing choice is stored as zstd.
+/// (as every value <= 0 does in HBase). Any compressing choice is stored as zstd
+/// and reported by the name it was given.
 pub fn family_from_descriptor(cd: &ColumnDescriptor) -> Thrift1Result<FamilySchema> {
     let name = cd.name.as_deref().unwrap_or_default();
     let family = ColumnSpec::parse(name).family;
@@ -119,26 +116,21 @@ pub fn family_from_descriptor(cd: &ColumnDescriptor) -> Thrift1Result<FamilySche
         t if t <= 0 || t == TTL_FOREVER => None,
         t => Some(u64::try_from(t).unwrap_or(u64::MAX)),
     };
-    Ok(FamilySchema {
-        name: family,
-        max_versions,
-        ttl_seconds: ttl,
-        min_versions: 0,
-        keep_deleted: KeepDeleted::No,
-        compression: parse_compression(cd.compression.as_deref().unwrap_or_default())?,
-        bloom: parse_bloom(cd.bloom_filter_type.as_deref().unwrap_or_default())?,
-        block_cache: cd.block_cache_enabled.unwrap_or(false),
-        in_memory: cd.in_memory.unwrap_or(false),
-    })
+    let compression = parse_compression(cd.compression.as_deref().unwrap_or_default())?;
+    let mut f = FamilySchema::new(family)
+        .max_versions(max_versions)
+        .ttl(ttl)
+        .compression_named(compression, ZSTD_LEVEL);
+    f.bloom = parse_bloom(cd.bloom_filter_type.as_deref().unwrap_or_default())?;
+    f.block_cache = cd.block_cache_enabled.unwrap_or(false);
+    f.in_memory = cd.in_memory.unwrap_or(false);
+    Ok(f)
 }
 
 /// A family schema as getColumnDescriptors reports it: name `family:`, compression
-/// "NONE" or "ZSTD" (what Tabula stores), timeToLive 2147483647 for forever.
+/// by the name it was given, timeToLive 2147483647 for forever.
 pub fn descriptor_from_family(f: &FamilySchema) -> ColumnDescriptor {
-    let compression = match f.compression {
-        Compression::None => "NONE",
-        Compression::Zstd(_) => "ZSTD",
-    };
+    let compression = f.compression_name.hbase_name();
     let bloom = match f.bloom {
         BloomType::None => "NONE",
         BloomType::Row => "ROW",
@@ -194,6 +186,7 @@ pub fn sort_like_hbase(cells: &mut [Cell]) {
 mod tests {
     use super::*;
     use bytes::Bytes;
+    use tabula_storage::Compression;
 
     fn cell(f: &str, q: &str, ts: i64, v: &str) -> Cell {
         Cell {
@@ -301,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn compression_is_case_insensitive_and_stored_as_zstd() {
+    fn compression_is_case_insensitive_stored_as_zstd_and_reported_as_named() {
         for name in ["gz", "GZ", "Snappy", "lzo", "LZ4", "bzip2", "ZSTD"] {
             let cd = ColumnDescriptor {
                 compression: Some(name.into()),
@@ -310,8 +303,8 @@ mod tests {
             let f = family_from_descriptor(&cd).unwrap();
             assert_eq!(f.compression, Compression::Zstd(ZSTD_LEVEL), "{name}");
             assert_eq!(
-                descriptor_from_family(&f).compression.as_deref(),
-                Some("ZSTD")
+                descriptor_from_family(&f).compression,
+                Some(name.to_ascii_uppercase())
             );
         }
         let cd = ColumnDescriptor {

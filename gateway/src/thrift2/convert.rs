@@ -12,8 +12,8 @@ use tabula_regionserver::filter::parse_filter;
 use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::tablet::CompareOp;
 use tabula_storage::{
-    BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, KeepDeleted, Mutation,
-    RowMutation, TimeRange, LATEST_TIMESTAMP,
+    BloomType, Cell, ColumnSelector, CompressionName, Durability, FamilySchema, KeepDeleted,
+    Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,
 };
 use tabula_thrift::hbase2::{
     TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompareOperator,
@@ -493,16 +493,15 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
             )))
         }
     };
-    let compression = match d.compression_type {
-        None | Some(TCompressionAlgorithm::NONE) => Compression::None,
-        Some(
-            TCompressionAlgorithm::ZSTD
-            | TCompressionAlgorithm::GZ
-            | TCompressionAlgorithm::LZO
-            | TCompressionAlgorithm::SNAPPY
-            | TCompressionAlgorithm::LZ4
-            | TCompressionAlgorithm::BZIP2,
-        ) => Compression::Zstd(ZSTD_LEVEL),
+    // Every compressing choice is stored with zstd and reported as named.
+    let compression_name = match d.compression_type {
+        None | Some(TCompressionAlgorithm::NONE) => CompressionName::None,
+        Some(TCompressionAlgorithm::ZSTD) => CompressionName::Zstd,
+        Some(TCompressionAlgorithm::GZ) => CompressionName::Gz,
+        Some(TCompressionAlgorithm::LZO) => CompressionName::Lzo,
+        Some(TCompressionAlgorithm::SNAPPY) => CompressionName::Snappy,
+        Some(TCompressionAlgorithm::LZ4) => CompressionName::Lz4,
+        Some(TCompressionAlgorithm::BZIP2) => CompressionName::Bzip2,
         Some(other) => {
             return Err(Thrift2Error::Invalid(format!(
                 "unknown TCompressionAlgorithm {} for column family {name}",
@@ -523,17 +522,16 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
             )))
         }
     };
-    Ok(FamilySchema {
-        name: Bytes::copy_from_slice(&d.name),
-        max_versions,
-        ttl_seconds,
-        min_versions,
-        keep_deleted,
-        compression,
-        bloom,
-        block_cache: d.block_cache_enabled.unwrap_or(true),
-        in_memory: d.in_memory.unwrap_or(false),
-    })
+    let mut f = FamilySchema::new(Bytes::copy_from_slice(&d.name))
+        .max_versions(max_versions)
+        .ttl(ttl_seconds)
+        .min_versions(min_versions)
+        .keep_deleted(keep_deleted)
+        .compression_named(compression_name, ZSTD_LEVEL);
+    f.bloom = bloom;
+    f.block_cache = d.block_cache_enabled.unwrap_or(true);
+    f.in_memory = d.in_memory.unwrap_or(false);
+    Ok(f)
 }
 
 /// A family schema as HBase describes it.
@@ -548,9 +546,14 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
             BloomType::Row => TBloomFilterType::ROW,
             BloomType::RowCol => TBloomFilterType::ROWCOL,
         }),
-        compression_type: Some(match f.compression {
-            Compression::None => TCompressionAlgorithm::NONE,
-            Compression::Zstd(_) => TCompressionAlgorithm::ZSTD,
+        compression_type: Some(match f.compression_name {
+            CompressionName::None => TCompressionAlgorithm::NONE,
+            CompressionName::Gz => TCompressionAlgorithm::GZ,
+            CompressionName::Snappy => TCompressionAlgorithm::SNAPPY,
+            CompressionName::Lzo => TCompressionAlgorithm::LZO,
+            CompressionName::Lz4 => TCompressionAlgorithm::LZ4,
+            CompressionName::Bzip2 => TCompressionAlgorithm::BZIP2,
+            CompressionName::Zstd => TCompressionAlgorithm::ZSTD,
         }),
         dfs_replication: None,
         data_block_encoding: None,
