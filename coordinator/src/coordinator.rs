@@ -207,6 +207,8 @@ pub struct Coordinator {
     request_rates: Mutex<RequestRates>,
     /// Requests per second of each server whose rate the last round knew.
     server_rates: Mutex<BTreeMap<String, f64>>,
+    /// Tablets each server reported in the last balancing round.
+    server_tablets: Mutex<BTreeMap<String, usize>>,
 }
 
 fn now_ms() -> i64 {
@@ -309,6 +311,7 @@ impl Coordinator {
             catalog_clock: catalog::CatalogClock::default(),
             request_rates: Mutex::new(RequestRates::default()),
             server_rates: Mutex::new(BTreeMap::new()),
+            server_tablets: Mutex::new(BTreeMap::new()),
         });
         coord.load_descriptors()?;
         {
@@ -1637,6 +1640,7 @@ impl Coordinator {
             .iter()
             .map(|(s, report)| (s.clone(), report.len()))
             .collect();
+        *self.server_tablets.lock() = load.clone();
         let readings: Vec<(String, Vec<(u64, u64)>)> = reports
             .iter()
             .map(|(s, report)| {
@@ -1876,7 +1880,13 @@ impl Coordinator {
         self.server_rates.lock().clone()
     }
 
-    /// How many tablets each server holds.
+    /// How many tablets each server reported in the last balancing round (for
+    /// metrics: no server is called).
+    pub fn tablet_counts(&self) -> BTreeMap<String, usize> {
+        self.server_tablets.lock().clone()
+    }
+
+    /// How many tablets each server holds (each server is asked).
     pub fn load(&self) -> HashMap<String, usize> {
         self.servers()
             .iter()

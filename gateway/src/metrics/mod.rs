@@ -426,16 +426,15 @@ fn encode_coordinator(
         "Regionservers the coordinator assigns tablets to.",
         Value::gauge(coordinator.servers().len() as u64),
     )?;
-    let mut tablets: Vec<_> = coordinator.load().into_iter().collect();
-    tablets.sort();
-    let tablets: Vec<_> = tablets
+    let tablets: Vec<_> = coordinator
+        .tablet_counts()
         .into_iter()
         .map(|(server, n)| (vec![("server", server)], Value::gauge(n as u64)))
         .collect();
     labelled(
         encoder,
         "coordinator_server_tablets",
-        "Tablets each regionserver serves (catalog tablets included).",
+        "Tablets each regionserver served at the last balancing round (catalog tablets included).",
         MetricType::Gauge,
         &tablets,
     )?;
