@@ -205,10 +205,17 @@ pub struct Coordinator {
     catalog_clock: catalog::CatalogClock,
     /// The tablets' request counters as the last balancing round read them.
     request_rates: Mutex<RequestRates>,
-    /// Requests per second of each server whose rate the last round knew.
-    server_rates: Mutex<BTreeMap<String, f64>>,
-    /// Tablets each server reported in the last balancing round.
-    server_tablets: Mutex<BTreeMap<String, usize>>,
+    /// Each server's figures as the last balancing round read them.
+    last_round: Mutex<RoundFigures>,
+}
+
+/// What the last balancing round learnt of each server (for metrics).
+#[derive(Default)]
+struct RoundFigures {
+    /// Tablets each server reported.
+    tablets: BTreeMap<String, usize>,
+    /// Requests per second of each server whose rate the round knew.
+    requests_per_second: BTreeMap<String, f64>,
 }
 
 fn now_ms() -> i64 {
@@ -310,8 +317,7 @@ impl Coordinator {
             stopping: AtomicBool::new(false),
             catalog_clock: catalog::CatalogClock::default(),
             request_rates: Mutex::new(RequestRates::default()),
-            server_rates: Mutex::new(BTreeMap::new()),
-            server_tablets: Mutex::new(BTreeMap::new()),
+            last_round: Mutex::new(RoundFigures::default()),
         });
         coord.load_descriptors()?;
         {
@@ -1640,7 +1646,6 @@ impl Coordinator {
             .iter()
             .map(|(s, report)| (s.clone(), report.len()))
             .collect();
-        *self.server_tablets.lock() = load.clone();
         let readings: Vec<(String, Vec<(u64, u64)>)> = reports
             .iter()
             .map(|(s, report)| {
@@ -1653,13 +1658,16 @@ impl Coordinator {
             .collect();
         let mut rates = self.request_rates.lock();
         let loads = rates.observe(&readings, Instant::now());
-        *self.server_rates.lock() = servers
-            .iter()
-            .filter_map(|s| {
-                let name = s.name();
-                loads.server(&name).map(|rate| (name, rate))
-            })
-            .collect();
+        *self.last_round.lock() = RoundFigures {
+            tablets: load.clone(),
+            requests_per_second: servers
+                .iter()
+                .filter_map(|s| {
+                    let name = s.name();
+                    loads.server(&name).map(|rate| (name, rate))
+                })
+                .collect(),
+        };
         if servers.len() < 2 {
             return Ok(0);
         }
@@ -1877,13 +1885,13 @@ impl Coordinator {
     /// between the last two balancing rounds, for the servers whose rate they
     /// could tell (not those with a tablet just opened).
     pub fn request_rates(&self) -> BTreeMap<String, f64> {
-        self.server_rates.lock().clone()
+        self.last_round.lock().requests_per_second.clone()
     }
 
     /// How many tablets each server reported in the last balancing round (for
     /// metrics: no server is called).
     pub fn tablet_counts(&self) -> BTreeMap<String, usize> {
-        self.server_tablets.lock().clone()
+        self.last_round.lock().tablets.clone()
     }
 
     /// How many tablets each server holds (each server is asked).

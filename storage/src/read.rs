@@ -465,11 +465,37 @@ fn bad_key() -> Error {
     Error::corruption("<merged sources>", "malformed internal key")
 }
 
-/// Markers that apply to a whole family within one row.
-#[derive(Default)]
-struct FamilyMarkers {
-    delete_up_to: Option<i64>,
-    delete_versions: Vec<i64>,
+/// The delete markers in force over a column (its family's within the row, then
+/// its own): everything at or before the newest "up to" marker's timestamp (a
+/// DeleteFamily or DeleteColumn), and the exact versions a DeleteFamilyVersion or
+/// DeleteVersion names. Reads and compactions that keep deleted cells share it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct DeleteMarkers {
+    up_to: Option<i64>,
+    versions: Vec<i64>,
+}
+
+impl DeleteMarkers {
+    /// Adds a marker (a put is not one: it is passed over).
+    pub(crate) fn add(&mut self, kind: KeyKind, timestamp: i64) {
+        match kind {
+            KeyKind::DeleteFamily | KeyKind::DeleteColumn => {
+                self.up_to = Some(self.up_to.map_or(timestamp, |u| u.max(timestamp)));
+            }
+            KeyKind::DeleteFamilyVersion | KeyKind::DeleteVersion => self.versions.push(timestamp),
+            KeyKind::Put => {}
+        }
+    }
+
+    /// The newest timestamp every version at or before which is deleted.
+    pub(crate) fn up_to(&self) -> Option<i64> {
+        self.up_to
+    }
+
+    /// True when the version at `timestamp` is deleted.
+    pub(crate) fn covers(&self, timestamp: i64) -> bool {
+        self.up_to.is_some_and(|u| timestamp <= u) || self.versions.contains(&timestamp)
+    }
 }
 
 fn read_family(iter: &mut dyn KvIter, fam: &FamilyPlan, ctx: &mut RowCtx<'_>) -> Result<()> {
@@ -494,7 +520,7 @@ fn read_family_at(
     if !(iter.valid() && iter.key().starts_with(family_prefix)) {
         ensure_at(iter, family_prefix)?;
     }
-    let mut markers = FamilyMarkers::default();
+    let mut markers = DeleteMarkers::default();
     // Family-scope markers come first: prefix + scope byte 0x00 (the byte is
     // tested first: it rules out column entries without comparing the prefix).
     while iter.valid() {
@@ -504,17 +530,10 @@ fn read_family_at(
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
         if t.seq <= ctx.snapshot && fam.marker_counts(t.timestamp) {
-            match t.kind {
-                KeyKind::DeleteFamily => {
-                    markers.delete_up_to = Some(
-                        markers
-                            .delete_up_to
-                            .map_or(t.timestamp, |d| d.max(t.timestamp)),
-                    )
-                }
-                KeyKind::DeleteFamilyVersion => markers.delete_versions.push(t.timestamp),
-                _ => return Err(bad_key()),
+            if !matches!(t.kind, KeyKind::DeleteFamily | KeyKind::DeleteFamilyVersion) {
+                return Err(bad_key());
             }
+            markers.add(t.kind, t.timestamp);
         }
         iter.next()?;
     }
@@ -540,7 +559,7 @@ fn read_named_columns(
     fam: &FamilyPlan,
     quals: &[Bytes],
     family_prefix: &mut Vec<u8>,
-    markers: &FamilyMarkers,
+    markers: &DeleteMarkers,
     ctx: &mut RowCtx<'_>,
 ) -> Result<()> {
     let base = family_prefix.len();
@@ -579,7 +598,7 @@ fn read_all_columns(
     fam: &FamilyPlan,
     columns_prefix: &[u8],
     col: &mut Vec<u8>,
-    markers: &FamilyMarkers,
+    markers: &DeleteMarkers,
     ctx: &mut RowCtx<'_>,
 ) -> Result<()> {
     while !ctx.stop_row && iter.valid() && iter.key().starts_with(columns_prefix) {
@@ -625,12 +644,13 @@ fn read_column(
     fam: &FamilyPlan,
     qualifier: &Bytes,
     col: &[u8],
-    fmarkers: &FamilyMarkers,
+    family_markers: &DeleteMarkers,
     ctx: &mut RowCtx<'_>,
     leave_past: bool,
 ) -> Result<()> {
-    let mut delete_up_to = fmarkers.delete_up_to;
-    let mut delete_versions: Vec<i64> = Vec::new();
+    // The family's markers and the column's own (a copy of an empty list does not
+    // allocate: most rows have no markers).
+    let mut deletes = family_markers.clone();
     // Callers hand the cursor over standing on an entry of the column: until it
     // moves, the column need not be compared again.
     let mut known_on_column = true;
@@ -643,13 +663,10 @@ fn read_column(
         }
         let t = key::tail(k).ok_or_else(bad_key)?;
         if t.seq <= ctx.snapshot && fam.marker_counts(t.timestamp) {
-            match t.kind {
-                KeyKind::DeleteColumn => {
-                    delete_up_to = Some(delete_up_to.map_or(t.timestamp, |d| d.max(t.timestamp)))
-                }
-                KeyKind::DeleteVersion => delete_versions.push(t.timestamp),
-                _ => return Err(bad_key()),
+            if !matches!(t.kind, KeyKind::DeleteColumn | KeyKind::DeleteVersion) {
+                return Err(bad_key());
             }
+            deletes.add(t.kind, t.timestamp);
         }
         iter.next()?;
         known_on_column = false;
@@ -671,7 +688,7 @@ fn read_column(
     } else {
         fam.time_range.min
     };
-    if let Some(d) = delete_up_to {
+    if let Some(d) = deletes.up_to() {
         if d == i64::MAX {
             return past_column(iter);
         }
@@ -713,10 +730,8 @@ fn read_column(
         if t.timestamp < oldest {
             break;
         }
-        if t.timestamp > newest
-            || delete_versions.contains(&t.timestamp)
-            || fmarkers.delete_versions.contains(&t.timestamp)
-        {
+        // (Versions at or before the "up to" marker ended the walk above.)
+        if t.timestamp > newest || deletes.covers(t.timestamp) {
             iter.next()?;
             continue;
         }

@@ -243,12 +243,7 @@ impl Tablet {
         let schema = self.schema();
         let fs = schema.require_family(family)?;
         if fs.keep_deleted != KeepDeleted::No {
-            let rules = Retention {
-                max_versions: fs.max_versions,
-                min_versions: fs.min_versions,
-                ttl_cutoff: fs.ttl_cutoff(self.shared.now_ms()),
-                mode: fs.keep_deleted,
-            };
+            let rules = Retention::of(fs, self.shared.now_ms());
             return retain_entries(iter, &rules, &mut |k, v| {
                 writer.add(k, v)?;
                 *written += 1;

@@ -12,8 +12,8 @@
 use crate::error::{Error, Result};
 use crate::iter::KvIter;
 use crate::key::{self, KeyKind, KeyTail};
-use crate::read::column_part;
-use crate::schema::KeepDeleted;
+use crate::read::{column_part, DeleteMarkers};
+use crate::schema::{FamilySchema, KeepDeleted};
 
 /// Where kept entries go, in key order.
 pub(crate) type Sink<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
@@ -21,14 +21,24 @@ pub(crate) type Sink<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
 /// What a family keeps.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Retention {
-    pub max_versions: u32,
-    pub min_versions: u32,
+    max_versions: u32,
+    min_versions: u32,
     /// Oldest timestamp the TTL leaves alive (i64::MIN: no TTL).
-    pub ttl_cutoff: i64,
-    pub mode: KeepDeleted,
+    ttl_cutoff: i64,
+    mode: KeepDeleted,
 }
 
 impl Retention {
+    /// What `family` keeps at `now_ms`.
+    pub(crate) fn of(family: &FamilySchema, now_ms: i64) -> Self {
+        Retention {
+            max_versions: family.max_versions,
+            min_versions: family.min_versions,
+            ttl_cutoff: family.ttl_cutoff(now_ms),
+            mode: family.keep_deleted,
+        }
+    }
+
     fn expired(&self, ts: i64) -> bool {
         ts < self.ttl_cutoff
     }
@@ -36,28 +46,6 @@ impl Retention {
     /// A marker the TTL expired that deletes what it covers and goes.
     fn enforced(&self, ts: i64) -> bool {
         self.mode == KeepDeleted::UntilTtl && self.expired(ts)
-    }
-}
-
-/// Deletes in earnest within one row of the family (see [`Retention::enforced`]).
-#[derive(Debug, Default, Clone)]
-struct Enforced {
-    up_to: Option<i64>,
-    versions: Vec<i64>,
-}
-
-impl Enforced {
-    fn add(&mut self, tail: &KeyTail) {
-        match tail.kind {
-            KeyKind::DeleteFamily | KeyKind::DeleteColumn => {
-                self.up_to = Some(self.up_to.map_or(tail.timestamp, |u| u.max(tail.timestamp)));
-            }
-            _ => self.versions.push(tail.timestamp),
-        }
-    }
-
-    fn covers(&self, ts: i64) -> bool {
-        self.up_to.is_some_and(|u| ts <= u) || self.versions.contains(&ts)
     }
 }
 
@@ -81,7 +69,7 @@ pub(crate) fn retain_entries(
     out: &mut Sink<'_>,
 ) -> Result<()> {
     let mut row: Vec<u8> = Vec::new();
-    let mut family_deletes = Enforced::default();
+    let mut family_deletes = DeleteMarkers::default();
     let mut last_key: Vec<u8> = Vec::new();
     while iter.valid() {
         let k = iter.key();
@@ -90,14 +78,14 @@ pub(crate) fn retain_entries(
         if k.get(..row_len) != Some(row.as_slice()) {
             row.clear();
             row.extend_from_slice(k.get(..row_len).ok_or_else(bad_key)?);
-            family_deletes = Enforced::default();
+            family_deletes = DeleteMarkers::default();
         }
         if k.get(family_len) != Some(&key::SCOPE_COLUMN) {
             // A family-wide marker. The same key from two inputs is one entry.
             if k != last_key.as_slice() {
                 let tail = key::tail(k).ok_or_else(bad_key)?;
                 if rules.enforced(tail.timestamp) {
-                    family_deletes.add(&tail);
+                    family_deletes.add(tail.kind, tail.timestamp);
                 } else if !(rules.expired(tail.timestamp) && rules.min_versions == 0) {
                     // Kept: unless every version it covers has expired and none
                     // is kept past the TTL, one may still be kept below.
@@ -139,7 +127,7 @@ pub(crate) fn retain_entries(
 /// the puts newer than an undecided marker are held back until then.
 struct ColumnWalk<'r> {
     rules: &'r Retention,
-    deletes: Enforced,
+    deletes: DeleteMarkers,
     markers: Vec<Marker>,
     decided: usize,
     markers_written: bool,
@@ -150,7 +138,7 @@ struct ColumnWalk<'r> {
 }
 
 impl<'r> ColumnWalk<'r> {
-    fn new(rules: &'r Retention, deletes: Enforced) -> Self {
+    fn new(rules: &'r Retention, deletes: DeleteMarkers) -> Self {
         ColumnWalk {
             rules,
             deletes,
@@ -166,7 +154,7 @@ impl<'r> ColumnWalk<'r> {
 
     fn marker(&mut self, key: &[u8], value: &[u8], tail: &KeyTail) {
         if self.rules.enforced(tail.timestamp) {
-            self.deletes.add(tail);
+            self.deletes.add(tail.kind, tail.timestamp);
             return;
         }
         self.markers.push(Marker {
