@@ -3,9 +3,10 @@
 //! the requests.
 //!
 //! Owns: [`Spread`] (each table's tablets per server), [`RequestRates`] (the
-//! request counters regionservers report, turned into rates between two readings)
-//! and [`Loads`] (per-tablet and per-server request rates, and the trade that
-//! lowers the busiest server's rate the most).
+//! request counters regionservers report, turned into rates between two readings,
+//! and which tablets were split for load) and [`Loads`] (per-tablet and
+//! per-server request rates, the trade that lowers the busiest server's rate the
+//! most, and the tablet to split when no trade can: [`Loads::hot_split`]).
 //! Must not: move tablets or call servers: `Coordinator::balance` does, as these
 //! decide.
 
@@ -28,6 +29,20 @@ const MIN_SAMPLE_SPAN: Duration = Duration::from_millis(200);
 const MIN_BUSY_RATE: f64 = 20.0;
 /// A trade must lower the busiest server's rate by at least this share of it.
 const MIN_GAIN: f64 = 0.1;
+
+/// A tablet split for load that still carries this share of its parent's rate
+/// holds its load in rows too few for another split at its data's middle to part:
+/// it is not split for load again.
+const CONCENTRATED: f64 = 0.9;
+
+/// When a tablet too busy for any trade to help is split in two.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HotSplitRule {
+    /// Requests per second a tablet must serve (0 or less: never).
+    pub min_rate: f64,
+    /// Bytes of files it must hold (less is not worth a tablet of its own).
+    pub min_bytes: u64,
+}
 
 /// Most tablets one balancing round moves.
 pub(crate) const MAX_MOVES_PER_ROUND: usize = 16;
@@ -166,6 +181,8 @@ struct Reading {
 #[derive(Debug, Default)]
 pub(crate) struct RequestRates {
     last: HashMap<u64, Reading>,
+    /// Children of splits for load -> their parent's rate when it was split.
+    split_from: HashMap<u64, f64>,
 }
 
 impl RequestRates {
@@ -197,7 +214,33 @@ impl RequestRates {
             loads.servers.insert(server.clone(), total);
         }
         self.last.retain(|tablet, _| seen.contains(tablet));
+        self.split_from.retain(|tablet, _| seen.contains(tablet));
         loads
+    }
+
+    /// `parent`, serving `rate` requests per second, was split for load into
+    /// `children` on `server` at `now` (their counters at zero).
+    pub(crate) fn split_for_load(
+        &mut self,
+        parent: u64,
+        rate: f64,
+        children: [u64; 2],
+        server: &str,
+        now: Instant,
+    ) {
+        self.last.remove(&parent);
+        for child in children {
+            self.opened(child, server, now);
+            self.split_from.insert(child, rate);
+        }
+    }
+
+    /// True when `tablet`, split for load from a parent, still serves most of
+    /// the parent's rate (see [`CONCENTRATED`]).
+    fn concentrated(&self, tablet: u64, rate: f64) -> bool {
+        self.split_from
+            .get(&tablet)
+            .is_some_and(|parent| rate >= CONCENTRATED * parent)
     }
 
     /// One tablet's reading: its rate since the last one, if that says anything.
@@ -347,6 +390,62 @@ impl Loads {
                 from_a,
                 from_b,
             });
+        }
+        None
+    }
+
+    /// The tablet to split for load when no trade helps: the busiest of the
+    /// busiest server's tablets at or above `rule`'s rate and size such that one
+    /// half moved to the quietest server would lower the busiest server's rate by
+    /// at least [`MIN_GAIN`] of it (a tablet carrying most of its server's load
+    /// cannot be traded without its load going along). Every server's rate must
+    /// be known. A tablet split for load whose load stayed in one half is not
+    /// split again. `sizes`: tablet id -> bytes of its files. Returns the server
+    /// and the tablet with its rate.
+    pub(crate) fn hot_split(
+        &self,
+        movable: &Movable,
+        sizes: &HashMap<u64, u64>,
+        rule: HotSplitRule,
+        rates: &RequestRates,
+    ) -> Option<(String, u64, f64)> {
+        if rule.min_rate <= 0.0 || self.servers.len() < 2 {
+            return None;
+        }
+        let known: Vec<(&String, f64)> = self
+            .servers
+            .iter()
+            .map(|(s, r)| r.map(|r| (s, r)))
+            .collect::<Option<_>>()?;
+        let (busiest, busy_rate) = known.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let quietest = known
+            .iter()
+            .filter(|(s, _)| s != busiest)
+            .map(|(_, r)| *r)
+            .min_by(|a, b| a.total_cmp(b))?;
+        if *busy_rate < MIN_BUSY_RATE {
+            return None;
+        }
+        let list = movable.get(*busiest)?;
+        let mut hot = self.rated(list);
+        hot.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for (index, rate) in hot {
+            if rate < rule.min_rate {
+                break;
+            }
+            let Some((_, loc)) = list.get(index) else {
+                continue;
+            };
+            let tablet = loc.tablet_id;
+            if sizes.get(&tablet).copied().unwrap_or(0) < rule.min_bytes
+                || rates.concentrated(tablet, rate)
+            {
+                continue;
+            }
+            let after = (busy_rate - rate / 2.0).max(quietest + rate / 2.0);
+            if busy_rate - after >= MIN_GAIN * busy_rate {
+                return Some(((*busiest).clone(), tablet, rate));
+            }
         }
         None
     }
@@ -562,5 +661,87 @@ mod tests {
             movable["a"][swap.from_a].0.name,
             movable["b"][swap.from_b].0.name
         );
+    }
+
+    const RULE: HotSplitRule = HotSplitRule {
+        min_rate: 100.0,
+        min_bytes: 1000,
+    };
+
+    /// Every tablet `placed` numbered (from 101) holding `bytes` of files.
+    fn sized(movable: &Movable, bytes: u64) -> HashMap<u64, u64> {
+        movable
+            .values()
+            .flatten()
+            .map(|(_, loc)| (loc.tablet_id, bytes))
+            .collect()
+    }
+
+    #[test]
+    fn a_tablet_no_trade_can_help_is_split() {
+        // 101 carries nearly all the load: no trade lowers a (see above), but
+        // half of it on b would.
+        let (movable, mut spread) = placed(&[("a", &["x", "x"]), ("b", &["x", "x"])]);
+        let rates = RequestRates::default();
+        let loads_now = loads(&movable, &[1000.0, 0.0, 10.0, 10.0]);
+        assert!(loads_now.best_swap(&movable, &mut spread).is_none());
+        let sizes = sized(&movable, 5000);
+        assert_eq!(
+            loads_now.hot_split(&movable, &sizes, RULE, &rates),
+            Some((s("a"), 101, 1000.0))
+        );
+        // Too small, too quiet, switched off, or the servers nearly even: no split.
+        assert_eq!(
+            loads_now.hot_split(&movable, &sized(&movable, 999), RULE, &rates),
+            None
+        );
+        let quiet = loads(&movable, &[99.0, 0.0, 1.0, 1.0]);
+        assert_eq!(quiet.hot_split(&movable, &sizes, RULE, &rates), None);
+        let off = HotSplitRule {
+            min_rate: 0.0,
+            ..RULE
+        };
+        assert_eq!(loads_now.hot_split(&movable, &sizes, off, &rates), None);
+        let even = loads(&movable, &[500.0, 0.0, 480.0, 0.0]);
+        assert_eq!(even.hot_split(&movable, &sizes, RULE, &rates), None);
+        // A server whose rate is unknown: no split on a guess.
+        let mut unknown = loads(&movable, &[1000.0, 0.0, 10.0, 10.0]);
+        unknown.tablets.remove(&103);
+        unknown.require_reported(&movable);
+        assert_eq!(unknown.hot_split(&movable, &sizes, RULE, &rates), None);
+        // With one server there is nowhere for a half to go.
+        let (alone, _) = placed(&[("a", &["x", "x"])]);
+        let one = loads(&alone, &[1000.0, 0.0]);
+        assert_eq!(
+            one.hot_split(&alone, &sized(&alone, 5000), RULE, &rates),
+            None
+        );
+    }
+
+    #[test]
+    fn a_half_that_kept_the_load_is_not_split_again() {
+        let (movable, _) = placed(&[("a", &["x", "x"]), ("b", &["x", "x"])]);
+        let sizes = sized(&movable, 5000);
+        let mut rates = RequestRates::default();
+        let t0 = Instant::now();
+        // 101 and 102 are the halves of a tablet that served 1000/s.
+        rates.split_for_load(100, 1000.0, [101, 102], "a", t0);
+        let kept = loads(&movable, &[950.0, 10.0, 10.0, 10.0]);
+        assert_eq!(kept.hot_split(&movable, &sizes, RULE, &rates), None);
+        // A half with a fair part of the load may be split again.
+        let parted = loads(&movable, &[600.0, 400.0, 0.0, 0.0]);
+        assert_eq!(
+            parted.hot_split(&movable, &sizes, RULE, &rates),
+            Some((s("a"), 101, 600.0))
+        );
+        // The halves count from their opening on the server.
+        let read = rates.observe(
+            &[(s("a"), vec![(101, 300), (102, 100)])],
+            t0 + Duration::from_secs(1),
+        );
+        assert_eq!(read.tablets.get(&101), Some(&300.0));
+        // Halves nobody reports any more are forgotten.
+        rates.observe(&[(s("a"), vec![(103, 0)])], t0 + Duration::from_secs(2));
+        assert!(rates.split_from.is_empty());
     }
 }

@@ -19,7 +19,9 @@ use tabula_regionserver::{RsError, TabletReport, TabletService};
 use tabula_storage::tablet::TabletDescriptor;
 use tabula_storage::{Durability, FamilySchema, TableSchema};
 
-use crate::balance::{Loads, Movable, RequestRates, Spread, Swap, MAX_MOVES_PER_ROUND};
+use crate::balance::{
+    HotSplitRule, Loads, Movable, RequestRates, Spread, Swap, MAX_MOVES_PER_ROUND,
+};
 use crate::catalog::{
     self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
     ROOT_TABLE, ROOT_TABLET_ID,
@@ -115,6 +117,8 @@ pub struct CoordinatorOptions {
     pub split_threshold_bytes: u64,
     /// How often splits and balance are considered.
     pub maintenance_interval: Duration,
+    /// When balancing splits a tablet too busy for any trade to help.
+    pub hot_split: HotSplitRule,
     /// How long a starting coordinator waits for the coordinator lock (held by another
     /// coordinator, or by one that died and whose lease must lapse); `None`: as long
     /// as it takes (a standby coordinator, taking over when the active one is gone).
@@ -145,6 +149,10 @@ impl Default for CoordinatorOptions {
             session_ttl: Duration::from_secs(10),
             split_threshold_bytes: 256 << 20,
             maintenance_interval: Duration::from_secs(10),
+            hot_split: HotSplitRule {
+                min_rate: 5000.0,
+                min_bytes: 16 << 20,
+            },
             lock_wait: Some(COORDINATOR_LOCK_WAIT),
             retake_lost_lock: false,
             address: None,
@@ -1501,15 +1509,26 @@ impl Coordinator {
         at: Option<Bytes>,
     ) -> CoordResult<bool> {
         let _g = self.admin.lock();
+        Ok(self.split_holding_admin(server, tablet, at)?.is_some())
+    }
+
+    /// [`Coordinator::split_tablet`] with the admin lock held by the caller.
+    /// Returns the children's ids, or `None` when the tablet could not be split.
+    fn split_holding_admin(
+        &self,
+        server: &dyn TabletService,
+        tablet: u64,
+        at: Option<Bytes>,
+    ) -> CoordResult<Option<[u64; 2]>> {
         let Some(parent) = self.find_user_tablet(tablet)? else {
-            return Ok(false);
+            return Ok(None);
         };
         // The right child's id is the left one's plus one: a split stopped between
         // the catalog rows below is completed from that (`complete_interrupted_splits`).
         let ids = self.allocate_ids(2)?;
         let outcome = match server.split_tablet(tablet, at, ids, ids + 1) {
             Ok(o) => o,
-            Err(RsError::Storage(tabula_storage::Error::InvalidArgument(_))) => return Ok(false),
+            Err(RsError::Storage(tabula_storage::Error::InvalidArgument(_))) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         fail::fail_point!("split-catalog-unwritten");
@@ -1539,7 +1558,7 @@ impl Coordinator {
             at = ?outcome.at,
             "split tablet"
         );
-        Ok(true)
+        Ok(Some([outcome.left.id, outcome.right.id]))
     }
 
     fn find_user_tablet(&self, tablet: u64) -> CoordResult<Option<TabletLocation>> {
@@ -1632,8 +1651,10 @@ impl Coordinator {
     /// report, over the time since the last round) for a quieter one of another
     /// server, while that lowers the busiest server's rate by a tenth or more
     /// (HBase's balancer weighs read and write request counts the same way). At
-    /// most [`MAX_MOVES_PER_ROUND`] moves. Returns how many moved. With one server
-    /// there is nothing to do.
+    /// most [`MAX_MOVES_PER_ROUND`] moves. When no trade helps because one tablet
+    /// carries too much of the busiest server's load, that tablet is split in two
+    /// (see [`CoordinatorOptions::hot_split`]), and a later round trades a half
+    /// away. Returns how many moved. With one server there is nothing to do.
     pub fn balance(&self) -> CoordResult<usize> {
         let servers = self.servers();
         if self.is_deposed() {
@@ -1645,6 +1666,10 @@ impl Coordinator {
         let mut load: BTreeMap<String, usize> = reports
             .iter()
             .map(|(s, report)| (s.clone(), report.len()))
+            .collect();
+        let sizes: HashMap<u64, u64> = reports
+            .iter()
+            .flat_map(|(_, report)| report.iter().map(|t| (t.tablet, t.stats.file_bytes)))
             .collect();
         let readings: Vec<(String, Vec<(u64, u64)>)> = reports
             .iter()
@@ -1750,7 +1775,46 @@ impl Coordinator {
                 "balanced tablets between regionservers"
             );
         }
+        if moved == moved_for_spread {
+            let hot =
+                round
+                    .loads
+                    .hot_split(&round.movable, &sizes, self.opts.hot_split, round.rates);
+            if let Some((server, tablet, rate)) = hot {
+                self.split_for_load(&servers, &server, tablet, rate, round.rates);
+            }
+        }
         Ok(moved)
+    }
+
+    /// Splits `tablet` of `server` at its data's middle because it serves `rate`
+    /// requests per second, more than any trade could spread (see
+    /// [`Loads::hot_split`]); the next rounds, once the halves' rates are read,
+    /// trade one of them away. Runs with the admin lock held.
+    fn split_for_load(
+        &self,
+        servers: &[Arc<dyn TabletService>],
+        server: &str,
+        tablet: u64,
+        rate: f64,
+        rates: &mut RequestRates,
+    ) {
+        let Some(service) = servers.iter().find(|s| s.name() == server) else {
+            return;
+        };
+        match self.split_holding_admin(service.as_ref(), tablet, None) {
+            Ok(Some(children)) => {
+                rates.split_for_load(tablet, rate, children, server, Instant::now());
+                tracing::info!(
+                    tablet,
+                    server,
+                    requests_per_sec = rate,
+                    "split a tablet too busy for any trade to spread"
+                );
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(tablet, error = %e, "split for load failed"),
+        }
     }
 
     /// Carries out `swap`: each tablet moves to the other server. Returns how many

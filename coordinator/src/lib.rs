@@ -20,6 +20,7 @@ pub mod lock;
 pub mod rpc;
 pub mod tables;
 
+pub use balance::HotSplitRule;
 pub use coordinator::{
     CoordError, CoordResult, Coordinator, CoordinatorOptions, DeposedHook, ServerRef,
 };

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tabula_coordinator::catalog::TabletLocation;
 use tabula_coordinator::lock::{EmbeddedLockService, LockService};
-use tabula_coordinator::{Coordinator, CoordinatorOptions};
+use tabula_coordinator::{Coordinator, CoordinatorOptions, HotSplitRule};
 use tabula_regionserver::{ReadSpec, RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Durability, Engine, EngineOptions, FamilySchema, Mutation, RowMutation};
 
@@ -166,4 +167,127 @@ fn the_busiest_server_trades_a_hot_tablet_for_a_quiet_one() {
     assert_eq!(placement(&coord), after);
     // Every row is still there, where the catalog says.
     read_hot(&coord, &before.keys().copied().collect::<Vec<_>>(), 1);
+}
+
+/// The tablet serving `row` and its server (reads the catalog).
+fn locate(coord: &Coordinator, row: &[u8]) -> (u64, String) {
+    locate_in(&coord.table_tablets(TABLE).expect("tablets listed"), row)
+}
+
+fn locate_in(tablets: &[TabletLocation], row: &[u8]) -> (u64, String) {
+    tablets
+        .iter()
+        .find(|loc| {
+            loc.start_row.as_ref() <= row && (loc.end_row.is_empty() || row < loc.end_row.as_ref())
+        })
+        .map(|loc| (loc.tablet_id, loc.server.clone()))
+        .expect("every row has a tablet")
+}
+
+fn row_name(i: usize) -> Bytes {
+    Bytes::from(format!("a{i:04}"))
+}
+
+/// Reads each of `rows` rows `rounds` times where the catalog says it is (the
+/// catalog is read once: its reads count in its server's load too).
+fn read_rows(coord: &Coordinator, rows: usize, rounds: usize) {
+    let tablets = coord.table_tablets(TABLE).expect("tablets listed");
+    let placed: Vec<(Bytes, u64, String)> = (0..rows)
+        .map(|i| {
+            let row = row_name(i);
+            let (tablet, server) = locate_in(&tablets, &row);
+            (row, tablet, server)
+        })
+        .collect();
+    for _ in 0..rounds {
+        for (row, tablet, server) in &placed {
+            let cells = coord
+                .server(server)
+                .expect("server registered")
+                .get(*tablet, row, &ReadSpec::default())
+                .expect("get");
+            assert_eq!(cells.len(), 1, "row {row:?} is there");
+        }
+    }
+}
+
+#[test]
+fn a_tablet_too_hot_to_trade_is_split_and_a_half_moves() {
+    const ROWS: usize = 1000;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lock: Arc<dyn LockService> =
+        Arc::new(EmbeddedLockService::in_memory().expect("lock service"));
+    let servers = vec![
+        regionserver(dir.path(), "rs-a"),
+        regionserver(dir.path(), "rs-b"),
+    ];
+    let coord = Coordinator::start(
+        lock,
+        servers,
+        CoordinatorOptions {
+            split_threshold_bytes: 0,
+            hot_split: HotSplitRule {
+                min_rate: 100.0,
+                min_bytes: 1000,
+            },
+            ..CoordinatorOptions::default()
+        },
+    )
+    .expect("coordinator starts");
+    coord
+        .create_table(
+            TABLE,
+            vec![FamilySchema::new(&b"f"[..])],
+            vec![Bytes::from_static(b"m")],
+        )
+        .expect("table created");
+    coord.balance().expect("balance");
+    // Every row in the first tablet, flushed to a file: it alone takes the load.
+    let (hot, hot_server) = locate(&coord, b"a");
+    let server = coord.server(&hot_server).expect("server");
+    for i in 0..ROWS {
+        let mut m = RowMutation::new(row_name(i));
+        m.mutations.push(Mutation::Put {
+            family: Bytes::from_static(b"f"),
+            qualifier: Bytes::from_static(b"q"),
+            timestamp: 1,
+            value: Bytes::from(vec![b'v'; 200]),
+        });
+        server.mutate(hot, &m, Durability::Skip).expect("put");
+    }
+    server.flush_tablet(hot).expect("flush");
+    let before = placement(&coord);
+    assert_eq!(before.len(), 2);
+
+    // The writes and a read of every row: no trade helps (the hot tablet's load
+    // goes wherever it goes), so the round splits it.
+    read_rows(&coord, ROWS, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(coord.balance().expect("balance"), 0, "no trade helps");
+    let split = placement(&coord);
+    assert_eq!(
+        split.len(),
+        3,
+        "the hot tablet was split: {before:?} -> {split:?}"
+    );
+    assert!(!split.contains_key(&hot));
+    let (first_half, _) = locate(&coord, &row_name(0));
+    let (second_half, _) = locate(&coord, &row_name(ROWS - 1));
+    assert_ne!(first_half, second_half, "the rows are parted: {split:?}");
+
+    // The halves' load read: a later round puts them on different servers.
+    read_rows(&coord, ROWS, 3);
+    std::thread::sleep(Duration::from_millis(300));
+    coord.balance().expect("balance");
+    let after = placement(&coord);
+    assert_ne!(
+        after[&first_half].1, after[&second_half].1,
+        "the halves are on different servers: {split:?} -> {after:?}"
+    );
+    // Every row is still there, and with the load spread nothing more moves or
+    // splits.
+    read_rows(&coord, ROWS, 3);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(coord.balance().expect("balance"), 0);
+    assert_eq!(placement(&coord), after, "no further split or move");
 }

@@ -66,6 +66,12 @@ pub struct Settings {
     /// How often the coordinator looks for tablets to split and balances the
     /// regionservers (tablet counts, table spread, request load), in seconds.
     pub maintenance_interval_secs: u64,
+    /// A tablet serving this many requests per second (rows read and mutated),
+    /// too busy for any trade of tablets between regionservers to spread, is
+    /// split in two (0 = never).
+    pub hot_split_requests_per_sec: u64,
+    /// ... when its files hold at least this many MiB.
+    pub hot_split_min_mb: u64,
     /// Name of the regionserver reported to clients (default: the Thrift1 address).
     pub server_name: String,
 }
@@ -94,6 +100,8 @@ impl Default for Settings {
             compaction_mb_per_sec: 128,
             split_threshold_mb: 256,
             maintenance_interval_secs: 10,
+            hot_split_requests_per_sec: 5000,
+            hot_split_min_mb: 16,
             server_name: String::new(),
         }
     }
@@ -145,6 +153,8 @@ const KEYS: &[&str] = &[
     "compaction_mb_per_sec",
     "split_threshold_mb",
     "maintenance_interval_secs",
+    "hot_split_requests_per_sec",
+    "hot_split_min_mb",
     "server_name",
 ];
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tabula_coordinator::lock::{EmbeddedLockService, EtcdConfig, EtcdLockService, LockService};
-use tabula_coordinator::{Coordinator, CoordinatorAddress, CoordinatorOptions};
+use tabula_coordinator::{Coordinator, CoordinatorAddress, CoordinatorOptions, HotSplitRule};
 use tabula_regionserver::server::server_log_dir_name;
 use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Engine, EngineOptions};
@@ -181,6 +181,10 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                 CoordinatorOptions {
                     split_threshold_bytes: settings.split_threshold_mb << 20,
                     maintenance_interval: Duration::from_secs(settings.maintenance_interval_secs),
+                    hot_split: HotSplitRule {
+                        min_rate: settings.hot_split_requests_per_sec as f64,
+                        min_bytes: settings.hot_split_min_mb << 20,
+                    },
                     retake_lost_lock: embedded_lock,
                     lock_wait: (!settings.standby)
                         .then_some(CoordinatorOptions::default().lock_wait)
