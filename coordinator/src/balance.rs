@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use tabula_storage::LoadSplit;
 
 use crate::catalog::TabletLocation;
 use crate::tables::TableDescriptor;
@@ -42,6 +43,27 @@ pub struct HotSplitRule {
     pub min_rate: f64,
     /// Bytes of files it must hold (less is not worth a tablet of its own).
     pub min_bytes: u64,
+}
+
+/// What a round knows of a tablet beside its rate, for a split for load.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SplitFacts {
+    /// Bytes of its files.
+    pub(crate) file_bytes: u64,
+    /// Where a split would part its recent requests, as its server sampled them.
+    pub(crate) load_split: LoadSplit,
+}
+
+/// A tablet to split for load.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HotTablet {
+    pub(crate) server: String,
+    pub(crate) tablet: u64,
+    /// Its requests per second.
+    pub(crate) rate: f64,
+    /// Where to split it: the row parting its sampled requests, or `None` for its
+    /// data's middle (too few requests were sampled).
+    pub(crate) at: Option<Bytes>,
 }
 
 /// Most tablets one balancing round moves.
@@ -399,16 +421,16 @@ impl Loads {
     /// half moved to the quietest server would lower the busiest server's rate by
     /// at least [`MIN_GAIN`] of it (a tablet carrying most of its server's load
     /// cannot be traded without its load going along). Every server's rate must
-    /// be known. A tablet split for load whose load stayed in one half is not
-    /// split again. `sizes`: tablet id -> bytes of its files. Returns the server
-    /// and the tablet with its rate.
+    /// be known. A tablet whose sampled requests mostly fall on one row, or one
+    /// split for load whose load stayed in one half, is not split for load.
+    /// `facts`: tablet id -> what its server reported of it.
     pub(crate) fn hot_split(
         &self,
         movable: &Movable,
-        sizes: &HashMap<u64, u64>,
+        facts: &HashMap<u64, SplitFacts>,
         rule: HotSplitRule,
         rates: &RequestRates,
-    ) -> Option<(String, u64, f64)> {
+    ) -> Option<HotTablet> {
         if rule.min_rate <= 0.0 || self.servers.len() < 2 {
             return None;
         }
@@ -437,14 +459,26 @@ impl Loads {
                 continue;
             };
             let tablet = loc.tablet_id;
-            if sizes.get(&tablet).copied().unwrap_or(0) < rule.min_bytes
+            let Some(known) = facts.get(&tablet) else {
+                continue;
+            };
+            if known.file_bytes < rule.min_bytes
+                || known.load_split == LoadSplit::Concentrated
                 || rates.concentrated(tablet, rate)
             {
                 continue;
             }
             let after = (busy_rate - rate / 2.0).max(quietest + rate / 2.0);
             if busy_rate - after >= MIN_GAIN * busy_rate {
-                return Some(((*busiest).clone(), tablet, rate));
+                return Some(HotTablet {
+                    server: (*busiest).clone(),
+                    tablet,
+                    rate,
+                    at: match &known.load_split {
+                        LoadSplit::At(row) => Some(row.clone()),
+                        LoadSplit::Unknown | LoadSplit::Concentrated => None,
+                    },
+                });
             }
         }
         None
@@ -668,13 +702,29 @@ mod tests {
         min_bytes: 1000,
     };
 
-    /// Every tablet `placed` numbered (from 101) holding `bytes` of files.
-    fn sized(movable: &Movable, bytes: u64) -> HashMap<u64, u64> {
+    /// Every tablet `placed` numbered (from 101) holding `bytes` of files, its
+    /// load's split row unknown.
+    fn sized(movable: &Movable, bytes: u64) -> HashMap<u64, SplitFacts> {
         movable
             .values()
             .flatten()
-            .map(|(_, loc)| (loc.tablet_id, bytes))
+            .map(|(_, loc)| {
+                let facts = SplitFacts {
+                    file_bytes: bytes,
+                    load_split: LoadSplit::Unknown,
+                };
+                (loc.tablet_id, facts)
+            })
             .collect()
+    }
+
+    fn hot(server: &str, tablet: u64, rate: f64, at: Option<&'static str>) -> Option<HotTablet> {
+        Some(HotTablet {
+            server: s(server),
+            tablet,
+            rate,
+            at: at.map(b),
+        })
     }
 
     #[test]
@@ -685,11 +735,26 @@ mod tests {
         let rates = RequestRates::default();
         let loads_now = loads(&movable, &[1000.0, 0.0, 10.0, 10.0]);
         assert!(loads_now.best_swap(&movable, &mut spread).is_none());
-        let sizes = sized(&movable, 5000);
+        let mut sizes = sized(&movable, 5000);
         assert_eq!(
             loads_now.hot_split(&movable, &sizes, RULE, &rates),
-            Some((s("a"), 101, 1000.0))
+            hot("a", 101, 1000.0, None),
+            "split at its data's middle: where its load lies is unknown"
         );
+        // Split where the server's sample of requests says the load parts.
+        if let Some(facts) = sizes.get_mut(&101) {
+            facts.load_split = LoadSplit::At(b("m"));
+        }
+        assert_eq!(
+            loads_now.hot_split(&movable, &sizes, RULE, &rates),
+            hot("a", 101, 1000.0, Some("m"))
+        );
+        // Most requests on one row: no split parts them.
+        if let Some(facts) = sizes.get_mut(&101) {
+            facts.load_split = LoadSplit::Concentrated;
+        }
+        assert_eq!(loads_now.hot_split(&movable, &sizes, RULE, &rates), None);
+        let sizes = sized(&movable, 5000);
         // Too small, too quiet, switched off, or the servers nearly even: no split.
         assert_eq!(
             loads_now.hot_split(&movable, &sized(&movable, 999), RULE, &rates),
@@ -732,7 +797,7 @@ mod tests {
         let parted = loads(&movable, &[600.0, 400.0, 0.0, 0.0]);
         assert_eq!(
             parted.hot_split(&movable, &sizes, RULE, &rates),
-            Some((s("a"), 101, 600.0))
+            hot("a", 101, 600.0, None)
         );
         // The halves count from their opening on the server.
         let read = rates.observe(

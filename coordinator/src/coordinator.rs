@@ -20,7 +20,8 @@ use tabula_storage::tablet::TabletDescriptor;
 use tabula_storage::{Durability, FamilySchema, TableSchema};
 
 use crate::balance::{
-    HotSplitRule, Loads, Movable, RequestRates, Spread, Swap, MAX_MOVES_PER_ROUND,
+    HotSplitRule, HotTablet, Loads, Movable, RequestRates, SplitFacts, Spread, Swap,
+    MAX_MOVES_PER_ROUND,
 };
 use crate::catalog::{
     self, CatalogError, TabletLocation, FIRST_META_TABLET_ID, FIRST_USER_TABLET_ID, META_TABLE,
@@ -1667,9 +1668,17 @@ impl Coordinator {
             .iter()
             .map(|(s, report)| (s.clone(), report.len()))
             .collect();
-        let sizes: HashMap<u64, u64> = reports
+        let facts: HashMap<u64, SplitFacts> = reports
             .iter()
-            .flat_map(|(_, report)| report.iter().map(|t| (t.tablet, t.stats.file_bytes)))
+            .flat_map(|(_, report)| {
+                report.iter().map(|t| {
+                    let facts = SplitFacts {
+                        file_bytes: t.stats.file_bytes,
+                        load_split: t.load_split.clone(),
+                    };
+                    (t.tablet, facts)
+                })
+            })
             .collect();
         let readings: Vec<(String, Vec<(u64, u64)>)> = reports
             .iter()
@@ -1779,32 +1788,36 @@ impl Coordinator {
             let hot =
                 round
                     .loads
-                    .hot_split(&round.movable, &sizes, self.opts.hot_split, round.rates);
-            if let Some((server, tablet, rate)) = hot {
-                self.split_for_load(&servers, &server, tablet, rate, round.rates);
+                    .hot_split(&round.movable, &facts, self.opts.hot_split, round.rates);
+            if let Some(hot) = hot {
+                self.split_for_load(&servers, hot, round.rates);
             }
         }
         Ok(moved)
     }
 
-    /// Splits `tablet` of `server` at its data's middle because it serves `rate`
-    /// requests per second, more than any trade could spread (see
-    /// [`Loads::hot_split`]); the next rounds, once the halves' rates are read,
-    /// trade one of them away. Runs with the admin lock held.
+    /// Splits a tablet serving more requests than any trade could spread (see
+    /// [`Loads::hot_split`]) where its sampled requests part, or at its data's
+    /// middle; the next rounds, once the halves' rates are read, trade one of them
+    /// away. Runs with the admin lock held.
     fn split_for_load(
         &self,
         servers: &[Arc<dyn TabletService>],
-        server: &str,
-        tablet: u64,
-        rate: f64,
+        hot: HotTablet,
         rates: &mut RequestRates,
     ) {
+        let HotTablet {
+            server,
+            tablet,
+            rate,
+            at,
+        } = hot;
         let Some(service) = servers.iter().find(|s| s.name() == server) else {
             return;
         };
-        match self.split_holding_admin(service.as_ref(), tablet, None) {
+        match self.split_holding_admin(service.as_ref(), tablet, at) {
             Ok(Some(children)) => {
-                rates.split_for_load(tablet, rate, children, server, Instant::now());
+                rates.split_for_load(tablet, rate, children, &server, Instant::now());
                 tracing::info!(
                     tablet,
                     server,

@@ -7,7 +7,9 @@
 //! Must not: contain routing (which tablet holds a row is the caller's business).
 
 use bytes::Bytes;
-use tabula_storage::tablet::{Condition, RequestCounts, RowResult, TabletDescriptor, TabletStats};
+use tabula_storage::tablet::{
+    Condition, LoadSplit, RequestCounts, RowResult, TabletDescriptor, TabletStats,
+};
 use tabula_storage::{Cell, ColumnSelector, Durability, RowMutation, TimeRange};
 
 use crate::filter::FilterError;
@@ -174,6 +176,8 @@ pub struct TabletReport {
     /// Requests served since the tablet was opened on this server: the
     /// coordinator's balancer turns two readings into a request rate.
     pub requests: RequestCounts,
+    /// Where a split would part those requests (for splits for load).
+    pub load_split: LoadSplit,
 }
 
 /// The calls a regionserver serves.

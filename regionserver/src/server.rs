@@ -319,6 +319,7 @@ impl TabletService for RegionServer {
                 tablet: t.id(),
                 stats: t.stats(),
                 requests: t.request_counts(),
+                load_split: t.load_split(),
             })
             .collect()
     }

@@ -46,7 +46,8 @@ pub use filter::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 pub use read::ReadOptions;
 pub use schema::{BloomType, Compression, CompressionName, FamilySchema, KeepDeleted, TableSchema};
 pub use tablet::{
-    CompareOp, Condition, RowResult, ScanRequest, Tablet, TabletDescriptor, TabletScanner,
+    CompareOp, Condition, LoadSplit, RowResult, ScanRequest, Tablet, TabletDescriptor,
+    TabletScanner,
 };
 pub use types::{
     Cell, ColumnSelector, Durability, Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,

@@ -40,6 +40,16 @@ impl StripedCounter {
         }
     }
 
+    /// Adds one on the calling thread's stripe, and says whether that stripe's
+    /// count is now a multiple of `every` (for sampling one call in `every`).
+    pub fn add_one_sampled(&self, every: u64) -> bool {
+        let i = STRIPE.with(|s| *s);
+        self.stripes.get(i).is_some_and(|stripe| {
+            let now = stripe.0.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+            every != 0 && now % every == 0
+        })
+    }
+
     /// The sum of the stripes.
     pub fn sum(&self) -> u64 {
         self.stripes

@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use tabula_storage::tablet::{
-    CompareOp, Condition, RequestCounts, RowResult, TabletDescriptor, TabletStats,
+    CompareOp, Condition, LoadSplit, RequestCounts, RowResult, TabletDescriptor, TabletStats,
 };
 use tabula_storage::{
     BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, KeepDeleted, Mutation,
@@ -457,6 +457,11 @@ pub fn report_to_wire(report: &[TabletReport]) -> pb::ReportReply {
                 }),
                 reads: r.requests.reads,
                 writes: r.requests.writes,
+                load_split_row: match &r.load_split {
+                    LoadSplit::At(row) => row.clone(),
+                    LoadSplit::Unknown | LoadSplit::Concentrated => Bytes::new(),
+                },
+                load_concentrated: r.load_split == LoadSplit::Concentrated,
             })
             .collect(),
     }
@@ -481,6 +486,14 @@ pub fn report_from_wire(report: pb::ReportReply) -> RsResult<Vec<TabletReport>> 
                 requests: RequestCounts {
                     reads: r.reads,
                     writes: r.writes,
+                },
+                // A split row is never empty (the empty row starts the table).
+                load_split: if r.load_concentrated {
+                    LoadSplit::Concentrated
+                } else if r.load_split_row.is_empty() {
+                    LoadSplit::Unknown
+                } else {
+                    LoadSplit::At(r.load_split_row)
                 },
             })
         })
@@ -570,6 +583,29 @@ pub fn failure_from_wire(failure: pb::Failure) -> RsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn where_a_split_parts_the_load_round_trips() {
+        for load_split in [
+            LoadSplit::Unknown,
+            LoadSplit::Concentrated,
+            LoadSplit::At(Bytes::from_static(b"row0042")),
+        ] {
+            let report = vec![TabletReport {
+                tablet: 9,
+                stats: TabletStats::default(),
+                requests: RequestCounts {
+                    reads: 3,
+                    writes: 4,
+                },
+                load_split: load_split.clone(),
+            }];
+            let back = report_from_wire(report_to_wire(&report)).unwrap();
+            assert_eq!(back.len(), 1);
+            assert_eq!(back[0].load_split, load_split);
+            assert_eq!(back[0].requests, report[0].requests);
+        }
+    }
 
     #[test]
     fn a_mutation_round_trips_and_an_unknown_kind_is_refused() {

@@ -38,7 +38,7 @@ use crate::sstable::SstReader;
 
 use runs::{FamilyRuns, SortedRun};
 
-pub use requests::RequestCounts;
+pub use requests::{LoadSplit, RequestCounts};
 pub use rmw::{CompareOp, Condition};
 pub use scan::{RowResult, ScanRequest, TabletScanner};
 pub use split::SplitChildren;
@@ -301,6 +301,11 @@ impl Tablet {
     /// The reads and writes the tablet has served since it was opened here.
     pub fn request_counts(&self) -> RequestCounts {
         self.requests.reading()
+    }
+
+    /// Where a split would part the tablet's recent requests.
+    pub fn load_split(&self) -> LoadSplit {
+        self.requests.load_split()
     }
 
     /// The tablet's id.

@@ -128,7 +128,7 @@ impl Tablet {
     ) -> Result<bool> {
         self.validate(mutation)?;
         self.schema().require_family(&condition.family)?;
-        self.requests.read();
+        self.requests.read(&mutation.row);
         let pending = {
             let _row = self.row_locks.lock(&mutation.row);
             let stored = self.newest_cell(
@@ -146,7 +146,7 @@ impl Tablet {
             let entries = self.resolve(mutation, self.shared.now_ms())?;
             self.commit(&mutation.row, &entries, durability)?
         };
-        self.requests.wrote();
+        self.requests.wrote(&mutation.row);
         self.finish_or_defer(pending)?;
         Ok(true)
     }
@@ -242,7 +242,7 @@ impl Tablet {
         for (f, _) in columns {
             schema.require_family(f)?;
         }
-        self.requests.read();
+        self.requests.read(row);
         let mut result = Vec::with_capacity(columns.len());
         let pending = {
             let _row = self.row_locks.lock(row);
@@ -291,7 +291,7 @@ impl Tablet {
                 None
             } else {
                 let p = self.commit(row, &entries, durability)?;
-                self.requests.wrote();
+                self.requests.wrote(row);
                 Some(p)
             }
         };

@@ -193,7 +193,7 @@ impl Tablet {
             return Err(crate::error::Error::RowOutOfRange { tablet: self.id });
         }
         let plan = ReadPlan::compile(&self.schema_guard(), &opts, self.shared.now_ms())?;
-        self.requests.read();
+        self.requests.read(row);
         let snapshot = self.mvcc.read_point();
         let mut filter = opts.filter.take();
         if let Some(f) = filter.as_deref_mut() {
@@ -348,7 +348,8 @@ impl TabletScanner {
                 self.done = true;
                 return Ok(None);
             };
-            self.requests.read();
+            self.requests
+                .read(cells.first().map_or(&[][..], |c| c.row.as_ref()));
             if self.batch == 0 || cells.len() <= self.batch {
                 return Ok(Some(RowResult {
                     cells,

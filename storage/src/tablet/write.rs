@@ -91,7 +91,7 @@ impl Tablet {
         } else {
             self.commit_now(&rm.row, &entries, durability)?
         };
-        self.requests.wrote();
+        self.requests.wrote(&rm.row);
         Ok(Some(p))
     }
 
