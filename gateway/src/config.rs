@@ -74,6 +74,8 @@ pub struct Settings {
     pub hot_split_min_mb: u64,
     /// Name of the regionserver reported to clients (default: the Thrift1 address).
     pub server_name: String,
+    /// Serve reads only on both Thrift ports (HBase's `hbase.thrift.readonly`).
+    pub readonly: bool,
 }
 
 impl Default for Settings {
@@ -103,6 +105,7 @@ impl Default for Settings {
             hot_split_requests_per_sec: 5000,
             hot_split_min_mb: 16,
             server_name: String::new(),
+            readonly: false,
         }
     }
 }
@@ -127,6 +130,7 @@ pub struct Overrides {
     pub listen: Option<String>,
     pub thrift2_listen: Option<String>,
     pub metrics_listen: Option<String>,
+    pub readonly: Option<bool>,
 }
 
 /// Setting names, as they appear in files and (upper-cased, `TABULA_` prefixed) in
@@ -156,6 +160,7 @@ const KEYS: &[&str] = &[
     "hot_split_requests_per_sec",
     "hot_split_min_mb",
     "server_name",
+    "readonly",
 ];
 
 /// The `TABULA_*` variables that name settings (others, such as those test scripts
@@ -204,6 +209,9 @@ impl Settings {
         }
         if let Some(l) = &overrides.metrics_listen {
             s.metrics_listen = l.clone();
+        }
+        if let Some(r) = overrides.readonly {
+            s.readonly = r;
         }
         s.validate()?;
         Ok(s)

@@ -13,6 +13,7 @@ pub mod gateway_process;
 pub mod membership;
 pub mod metrics;
 pub mod null_backend;
+pub mod read_only;
 pub mod regionserver_process;
 pub mod serve;
 pub mod server;

@@ -35,6 +35,10 @@ struct GatewayPorts {
     /// Metrics (`GET /metrics`) listen address (default 127.0.0.1:0; empty: off).
     #[arg(long)]
     metrics_listen: Option<String>,
+    /// Serve reads only: every write and schema change is refused (HBase's
+    /// `hbase.thrift.readonly`).
+    #[arg(long)]
+    readonly: bool,
 }
 
 #[derive(Subcommand)]
@@ -229,6 +233,7 @@ fn main() -> ExitCode {
                 listen: ports.listen,
                 thrift2_listen: ports.thrift2_listen,
                 metrics_listen: ports.metrics_listen,
+                readonly: ports.readonly.then_some(true),
             };
             run_process(
                 config.as_deref(),
@@ -264,6 +269,7 @@ fn main() -> ExitCode {
                 listen: Some(listen),
                 thrift2_listen: None,
                 metrics_listen,
+                readonly: None,
             };
             run_process(
                 config.as_deref(),
@@ -291,6 +297,7 @@ fn main() -> ExitCode {
                 listen: ports.listen,
                 thrift2_listen: ports.thrift2_listen,
                 metrics_listen: ports.metrics_listen,
+                readonly: ports.readonly.then_some(true),
             };
             run_process(
                 config.as_deref(),

@@ -24,6 +24,7 @@ use crate::config::Settings;
 use crate::metrics::http::MetricsServer;
 use crate::metrics::Sources;
 use crate::null_backend::NullBackend;
+use crate::read_only::ReadOnlyBackend;
 use crate::server::{ServerOptions, ThriftServer};
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
 use crate::thrift2::Thrift2Handler;
@@ -128,8 +129,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     })?;
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
-    let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
-    let server_opts = server_options(settings);
+    let gateway_settings = settings.clone();
     let on_etcd = settings.etcd_urls().next().is_some();
     let rpc_listener = match on_etcd {
         true => Some(bind(&settings.rpc_listen).await?),
@@ -215,8 +215,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let (thrift1, thrift2) = gateways(
         backend as Arc<dyn Backend>,
         (listener, listener2),
-        lease,
-        server_opts,
+        &gateway_settings,
     );
 
     let metrics = start_metrics(
@@ -312,13 +311,20 @@ fn server_options(settings: &Settings) -> ServerOptions {
     }
 }
 
-/// The Thrift1 and Thrift2 servers over `backend`, on the two listeners.
+/// The Thrift1 and Thrift2 servers over `backend` (refusing changes in read-only
+/// mode), on the two listeners.
 fn gateways(
     backend: Arc<dyn Backend>,
     (listener, listener2): (TcpListener, TcpListener),
-    scanner_lease: Duration,
-    server_opts: ServerOptions,
+    settings: &Settings,
 ) -> (ThriftServer, ThriftServer) {
+    let backend: Arc<dyn Backend> = if settings.readonly {
+        Arc::new(ReadOnlyBackend::new(backend))
+    } else {
+        backend
+    };
+    let scanner_lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
+    let server_opts = server_options(settings);
     let handler_options = Thrift1Options {
         scanner_lease,
         ..Thrift1Options::default()
@@ -369,13 +375,7 @@ pub(crate) async fn start_gateways(
 ) -> Result<Running, ServeError> {
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
-    let lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
-    let (thrift1, thrift2) = gateways(
-        backend,
-        (listener, listener2),
-        lease,
-        server_options(settings),
-    );
+    let (thrift1, thrift2) = gateways(backend, (listener, listener2), settings);
     let metrics = start_metrics(
         &settings.metrics_listen,
         Sources {

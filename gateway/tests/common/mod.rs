@@ -246,7 +246,12 @@ impl Tabula {
 
     /// [`Tabula::start_at`] with extra `TABULA_*` environment settings.
     pub fn start_at_with(data_dir: &Path, env: &[(&str, &str)]) -> Tabula {
-        let (child, thrift1, thrift2, log) = spawn(data_dir, env, &[], true);
+        Self::start_at_with_args(data_dir, env, &[])
+    }
+
+    /// [`Tabula::start_at_with`] with extra `serve` flags.
+    pub fn start_at_with_args(data_dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Tabula {
+        let (child, thrift1, thrift2, log) = spawn(data_dir, env, args, true);
         Tabula {
             child: Some(child),
             thrift1,
