@@ -76,6 +76,9 @@ pub struct Settings {
     pub server_name: String,
     /// Serve reads only on both Thrift ports (HBase's `hbase.thrift.readonly`).
     pub readonly: bool,
+    /// Thrift1 increment and incrementRows answer once queued; a worker applies
+    /// them summed per cell (HBase's `hbase.regionserver.thrift.coalesceIncrement`).
+    pub coalesce_increments: bool,
 }
 
 impl Default for Settings {
@@ -106,6 +109,7 @@ impl Default for Settings {
             hot_split_min_mb: 16,
             server_name: String::new(),
             readonly: false,
+            coalesce_increments: false,
         }
     }
 }
@@ -161,6 +165,7 @@ const KEYS: &[&str] = &[
     "hot_split_min_mb",
     "server_name",
     "readonly",
+    "coalesce_increments",
 ];
 
 /// The `TABULA_*` variables that name settings (others, such as those test scripts

@@ -26,6 +26,7 @@ use crate::metrics::Sources;
 use crate::null_backend::NullBackend;
 use crate::read_only::ReadOnlyBackend;
 use crate::server::{ServerOptions, ThriftServer};
+use crate::thrift1::coalescer::IncrementCoalescer;
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
 use crate::thrift2::Thrift2Handler;
 
@@ -57,6 +58,8 @@ pub struct Running {
     thrift1: ThriftServer,
     thrift2: ThriftServer,
     metrics: Option<MetricsServer>,
+    /// Thrift1's queued increments, applied before the database stops.
+    increments: Option<Arc<IncrementCoalescer>>,
     /// The database behind the gateways; `None` in null-backend mode.
     system: Option<System>,
 }
@@ -212,7 +215,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??;
 
     let backend = Arc::new(ClusterBackend::new(Arc::clone(&coordinator)));
-    let (thrift1, thrift2) = gateways(
+    let (thrift1, thrift2, increments) = gateways(
         backend as Arc<dyn Backend>,
         (listener, listener2),
         &gateway_settings,
@@ -263,6 +266,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         thrift1_addr,
         thrift2_addr,
         metrics_addr: metrics.as_ref().map(MetricsServer::addr),
+        increments,
         thrift1,
         thrift2,
         metrics,
@@ -312,12 +316,13 @@ fn server_options(settings: &Settings) -> ServerOptions {
 }
 
 /// The Thrift1 and Thrift2 servers over `backend` (refusing changes in read-only
-/// mode), on the two listeners.
+/// mode), on the two listeners, and Thrift1's increment coalescer when increments
+/// are coalesced.
 fn gateways(
     backend: Arc<dyn Backend>,
     (listener, listener2): (TcpListener, TcpListener),
     settings: &Settings,
-) -> (ThriftServer, ThriftServer) {
+) -> (ThriftServer, ThriftServer, Option<Arc<IncrementCoalescer>>) {
     let backend: Arc<dyn Backend> = if settings.readonly {
         Arc::new(ReadOnlyBackend::new(backend))
     } else {
@@ -329,7 +334,15 @@ fn gateways(
         scanner_lease,
         ..Thrift1Options::default()
     };
-    let handler = Thrift1Handler::with_options(Arc::clone(&backend), handler_options.clone());
+    let handler = Thrift1Handler::with_options(
+        Arc::clone(&backend),
+        Thrift1Options {
+            // Read-only: an increment must be refused to its caller, not queued.
+            coalesce_increments: settings.coalesce_increments && !settings.readonly,
+            ..handler_options.clone()
+        },
+    );
+    let increments = handler.coalescer().cloned();
     let observer = handler.connection_observer();
     let processor = Arc::new(tabula_thrift::hbase::HbaseSyncProcessor::new(handler));
     let thrift1 = ThriftServer::new(
@@ -357,7 +370,7 @@ fn gateways(
             ..server_opts
         },
     );
-    (thrift1, thrift2)
+    (thrift1, thrift2, increments)
 }
 
 /// Starts the Thrift gateways over a [`NullBackend`] whose reads return
@@ -375,7 +388,7 @@ pub(crate) async fn start_gateways(
 ) -> Result<Running, ServeError> {
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
-    let (thrift1, thrift2) = gateways(backend, (listener, listener2), settings);
+    let (thrift1, thrift2, increments) = gateways(backend, (listener, listener2), settings);
     let metrics = start_metrics(
         &settings.metrics_listen,
         Sources {
@@ -388,6 +401,7 @@ pub(crate) async fn start_gateways(
         thrift1_addr,
         thrift2_addr,
         metrics_addr: metrics.as_ref().map(MetricsServer::addr),
+        increments,
         thrift1,
         thrift2,
         metrics,
@@ -437,6 +451,13 @@ impl Running {
         );
         if let Some(metrics) = self.metrics {
             metrics.stop().await;
+        }
+        if let Some(increments) = self.increments {
+            let pending = increments.pending_cells();
+            tokio::task::spawn_blocking(move || increments.drain())
+                .await
+                .map_err(|e| ServeError::Shutdown(format!("increment drain failed: {e}")))?;
+            tracing::info!(pending, "queued increments applied");
         }
         tracing::info!(
             aborted = report1.connections_aborted + report2.connections_aborted,

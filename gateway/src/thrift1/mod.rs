@@ -29,7 +29,8 @@
 //!   and writes nothing (the behaviour of HBase 0.98 to 2.0, HBASE-10252), so
 //!   happybase's `counter_get` has no side effect.
 //! - createTable: an absent `maxVersions` decodes as 0 and means HBase's default 3;
-//!   any compression other than NONE is stored as zstd and reported back as "ZSTD".
+//!   any compression other than NONE is stored as zstd and reported back by the
+//!   name the client gave.
 //!   majorCompact runs a major compaction (HBase's handler runs a minor one).
 //! - Row keys over 65,536 bytes and values over the configured maximum are refused
 //!   with an IOError (DoNotRetryIOException) naming the limit.
@@ -40,8 +41,13 @@
 //!   allowed; only `[]` means the end). TScan.caching and cacheBlocks are accepted and
 //!   have no effect; a filterString that is set must hold a filter (an empty one is an
 //!   INTERNAL_ERROR, as HBase's parser refuses it).
+//! - With [`Thrift1Options::coalesce_increments`] (HBase's
+//!   `hbase.regionserver.thrift.coalesceIncrement`), increment and incrementRows
+//!   answer once queued ([`coalescer`]); the table and family are checked first, so
+//!   those errors still reach the caller.
 
 pub mod admin;
+pub mod coalescer;
 pub mod columns;
 pub mod convert;
 pub mod errors;
@@ -58,6 +64,7 @@ use tabula_storage::{TimeRange, MAX_ROW_KEY_LEN};
 
 use crate::backend::Backend;
 use crate::server::ConnectionObserver;
+use coalescer::IncrementCoalescer;
 use errors::{Thrift1Error, Thrift1Result};
 use scanners::{ScannerConnectionObserver, ScannerRegistry};
 
@@ -117,6 +124,9 @@ pub struct Thrift1Options {
     pub max_rows_per_call: usize,
     /// Close a connection's scanners when it closes. Default true.
     pub close_scanners_with_connection: bool,
+    /// Queue increment and incrementRows and apply them summed per cell on a
+    /// worker thread ([`coalescer`]). Default false.
+    pub coalesce_increments: bool,
 }
 
 impl Default for Thrift1Options {
@@ -126,6 +136,7 @@ impl Default for Thrift1Options {
             max_open_scanners: DEFAULT_MAX_OPEN_SCANNERS,
             max_rows_per_call: DEFAULT_MAX_ROWS_PER_CALL,
             close_scanners_with_connection: true,
+            coalesce_increments: false,
         }
     }
 }
@@ -135,6 +146,8 @@ pub struct Thrift1Handler {
     backend: Arc<dyn Backend>,
     scanners: Arc<ScannerRegistry>,
     options: Thrift1Options,
+    /// Set with [`Thrift1Options::coalesce_increments`].
+    coalescer: Option<Arc<IncrementCoalescer>>,
 }
 
 impl Thrift1Handler {
@@ -152,10 +165,14 @@ impl Thrift1Handler {
     /// A handler with `options`.
     pub fn with_options(backend: Arc<dyn Backend>, options: Thrift1Options) -> Self {
         let scanners = ScannerRegistry::start(options.scanner_lease, options.max_open_scanners);
+        let coalescer = options
+            .coalesce_increments
+            .then(|| IncrementCoalescer::start(Arc::clone(&backend)));
         Thrift1Handler {
             backend,
             scanners,
             options,
+            coalescer,
         }
     }
 
@@ -168,6 +185,12 @@ impl Thrift1Handler {
     /// The scanner registry (e.g. for a gauge of open scanners).
     pub fn scanners(&self) -> &Arc<ScannerRegistry> {
         &self.scanners
+    }
+
+    /// The increment coalescer, when increments are coalesced (to drain it at
+    /// shutdown).
+    pub fn coalescer(&self) -> Option<&Arc<IncrementCoalescer>> {
+        self.coalescer.as_ref()
     }
 
     /// The options in force.

@@ -269,10 +269,29 @@ impl Thrift1Handler {
         check_row_len(row)?;
         let (family, qualifier) =
             qualified(inc.column.as_deref().unwrap_or_default(), "increment")?;
+        let row = Bytes::copy_from_slice(row);
+        let amount = inc.ammount.unwrap_or(0);
+        if let Some(coalescer) = &self.coalescer {
+            // The errors a caller can act on come now; the worker's are only logged.
+            let info = self.backend.table(table)?;
+            if !info.enabled {
+                return Err(BackendError::TableDisabled(text(table)).into());
+            }
+            if !info.families.iter().any(|f| f.name == family) {
+                return Err(BackendError::NoSuchFamily {
+                    table: text(table),
+                    family: text(&family),
+                }
+                .into());
+            }
+            if coalescer.queue(table, &row, &family, &qualifier, amount) {
+                return Ok(());
+            }
+        }
         self.backend.increment(
             table,
-            &Bytes::copy_from_slice(row),
-            &[(family, qualifier, inc.ammount.unwrap_or(0))],
+            &row,
+            &[(family, qualifier, amount)],
             Durability::Sync,
         )?;
         Ok(())
@@ -348,6 +367,11 @@ impl Thrift1Handler {
         let d = durability(mput.write_to_w_a_l.unwrap_or(true));
         Ok(self.backend.check_and_mutate(table, &condition, &rm, d)?)
     }
+}
+
+/// A table or family name for an error message.
+fn text(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
 }
 
 #[cfg(test)]
