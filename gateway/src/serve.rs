@@ -227,6 +227,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
             gateways: gateway_stats(&thrift1, &thrift2),
             regionserver: Some(Arc::clone(&regionserver)),
             coordinator: Some(Arc::clone(&coordinator)),
+            increments: increments.clone(),
         },
     )
     .await?;
@@ -393,6 +394,7 @@ pub(crate) async fn start_gateways(
         &settings.metrics_listen,
         Sources {
             gateways: gateway_stats(&thrift1, &thrift2),
+            increments: increments.clone(),
             ..Sources::default()
         },
     )

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::*;
@@ -31,6 +32,22 @@ fn counter(c: &mut Client, table: &[u8], row: &str, column: &str) -> i64 {
     .expect("counter read")
 }
 
+/// The value of the unlabelled sample `name` on the metrics port at `addr`.
+fn metric(addr: &str, name: &str) -> Option<f64> {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to the metrics port");
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("read");
+    reply.lines().find_map(|l| {
+        let (k, v) = l.rsplit_once(' ')?;
+        (k == name).then(|| v.parse().ok()).flatten()
+    })
+}
+
 #[test]
 fn coalesced_increments_all_land_and_survive_a_stop() {
     const THREADS: usize = 4;
@@ -38,7 +55,14 @@ fn coalesced_increments_all_land_and_survive_a_stop() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data_dir = dir.path().join("data");
     let table = b"ctr".to_vec();
-    let coalescing = [("TABULA_COALESCE_INCREMENTS", "true")];
+    let metrics = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").to_string()
+    };
+    let coalescing = [
+        ("TABULA_COALESCE_INCREMENTS", "true"),
+        ("TABULA_METRICS_LISTEN", metrics.as_str()),
+    ];
     let mut server = Tabula::start_at_with(&data_dir, &coalescing);
     let mut c = server.client();
     create(&mut c, &table, &["cf"]);
@@ -88,6 +112,21 @@ fn coalesced_increments_all_land_and_survive_a_stop() {
             counter(&mut c, &table, "r1", "cf:a") == want_a
                 && counter(&mut c, &table, "r2", "cf:b") == want_b
         },
+    );
+
+    // Every increment went through the queue; nothing is left in it.
+    let queued = (THREADS * CALLS - 25 + 25 * 10) as f64;
+    assert_eq!(
+        metric(&metrics, "tabula_thrift1_increments_queued_total"),
+        Some(queued)
+    );
+    assert_eq!(
+        metric(&metrics, "tabula_thrift1_increments_pending_cells"),
+        Some(0.0)
+    );
+    assert_eq!(
+        metric(&metrics, "tabula_thrift1_increments_failed_total"),
+        Some(0.0)
     );
 
     // A burst over many rows (a backlog the worker applies one row at a time),

@@ -22,6 +22,7 @@ use tabula_coordinator::Coordinator;
 use tabula_regionserver::{RegionServer, TabletService};
 
 use crate::server::ServerStats;
+use crate::thrift1::coalescer::IncrementCoalescer;
 
 /// What one process reports.
 #[derive(Clone, Default)]
@@ -32,6 +33,8 @@ pub struct Sources {
     pub regionserver: Option<Arc<RegionServer>>,
     /// The coordinator of this process (active or standby), if it has one.
     pub coordinator: Option<Arc<Coordinator>>,
+    /// Thrift1's increment coalescer, when increments are coalesced.
+    pub increments: Option<Arc<IncrementCoalescer>>,
 }
 
 impl std::fmt::Debug for Sources {
@@ -43,6 +46,7 @@ impl std::fmt::Debug for Sources {
             )
             .field("regionserver", &self.regionserver.is_some())
             .field("coordinator", &self.coordinator.is_some())
+            .field("increments", &self.increments.is_some())
             .finish()
     }
 }
@@ -125,6 +129,9 @@ impl Value {
 impl Collector for Sources {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
         self.encode_gateways(&mut encoder)?;
+        if let Some(increments) = &self.increments {
+            encode_increments(increments, &mut encoder)?;
+        }
         if let Some(rs) = &self.regionserver {
             encode_regionserver(rs, &mut encoder)?;
         }
@@ -224,6 +231,46 @@ impl Sources {
             &by_mode,
         )
     }
+}
+
+fn encode_increments(
+    coalescer: &IncrementCoalescer,
+    encoder: &mut DescriptorEncoder<'_>,
+) -> Result<(), std::fmt::Error> {
+    let stats = coalescer.stats();
+    let count = |c: &std::sync::atomic::AtomicU64| {
+        Value::Counter(c.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    single(
+        encoder,
+        "thrift1_increments_queued",
+        "Thrift1 increments queued by the coalescer.",
+        count(&stats.queued),
+    )?;
+    single(
+        encoder,
+        "thrift1_increments_coalesced",
+        "Queued increments added to an amount already pending for their cell.",
+        count(&stats.coalesced),
+    )?;
+    single(
+        encoder,
+        "thrift1_increment_rows_applied",
+        "Row increments the coalescer applied (one per row and round).",
+        count(&stats.applied),
+    )?;
+    single(
+        encoder,
+        "thrift1_increments_failed",
+        "Cells whose coalesced amount failed to apply (logged; the amount is lost).",
+        count(&stats.failed),
+    )?;
+    single(
+        encoder,
+        "thrift1_increments_pending_cells",
+        "Cells with a coalesced amount waiting to be applied.",
+        Value::gauge(coalescer.pending_cells() as u64),
+    )
 }
 
 fn encode_regionserver(
