@@ -26,6 +26,8 @@ use crate::backend::Backend;
 
 /// Cells with an amount pending at most; past it, callers apply their own.
 pub const MAX_PENDING_CELLS: usize = 500_000;
+/// Threads applying one round's rows at once.
+const APPLIERS: usize = 4;
 
 /// One counter cell: table, row, family, qualifier.
 type CellKey = (Bytes, Bytes, Bytes, Bytes);
@@ -195,7 +197,8 @@ impl Shared {
         }
     }
 
-    /// One increment per row (atomic on the row), the rows in order.
+    /// One increment per row (atomic on the row). Rows are applied by up to
+    /// [`APPLIERS`] threads at once, so their commit-log waits are shared.
     fn apply(&self, batch: HashMap<CellKey, i64>) {
         let mut rows: BTreeMap<(Bytes, Bytes), RowAmounts> = BTreeMap::new();
         for ((table, row, family, qualifier), amount) in batch {
@@ -203,26 +206,44 @@ impl Shared {
                 .or_default()
                 .push((family, qualifier, amount));
         }
-        for ((table, row), columns) in rows {
-            match self
-                .backend
-                .increment(&table, &row, &columns, Durability::Sync)
-            {
-                Ok(_) => {
-                    self.stats.applied.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => {
-                    self.stats
-                        .failed
-                        .fetch_add(columns.len() as u64, Ordering::Relaxed);
-                    tracing::error!(
-                        table = %String::from_utf8_lossy(&table),
-                        row = ?row,
-                        columns = ?columns,
-                        error = %e,
-                        "a coalesced increment failed and is lost"
-                    );
-                }
+        let rows: Vec<_> = rows.into_iter().collect();
+        if rows.len() < 2 {
+            rows.iter().for_each(|row| self.apply_row(row));
+            return;
+        }
+        let appliers = APPLIERS.min(rows.len());
+        std::thread::scope(|scope| {
+            for first in 0..appliers {
+                let rows = &rows;
+                scope.spawn(move || {
+                    rows.iter()
+                        .skip(first)
+                        .step_by(appliers)
+                        .for_each(|row| self.apply_row(row));
+                });
+            }
+        });
+    }
+
+    fn apply_row(&self, ((table, row), columns): &((Bytes, Bytes), RowAmounts)) {
+        match self
+            .backend
+            .increment(table, row, columns, Durability::Sync)
+        {
+            Ok(_) => {
+                self.stats.applied.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.stats
+                    .failed
+                    .fetch_add(columns.len() as u64, Ordering::Relaxed);
+                tracing::error!(
+                    table = %String::from_utf8_lossy(table),
+                    row = ?row,
+                    columns = ?columns,
+                    error = %e,
+                    "a coalesced increment failed and is lost"
+                );
             }
         }
     }
