@@ -65,24 +65,27 @@ fn hot_row(start: &Bytes) -> Bytes {
     Bytes::from(row)
 }
 
-#[test]
-fn the_busiest_server_trades_a_hot_tablet_for_a_quiet_one() {
-    let dir = tempfile::tempdir().expect("temp dir");
+/// A coordinator over two regionservers `rs-a` and `rs-b` sharing `dir`, with
+/// `options` (no split for size).
+fn two_servers(dir: &Path, options: CoordinatorOptions) -> Arc<Coordinator> {
     let lock: Arc<dyn LockService> =
         Arc::new(EmbeddedLockService::in_memory().expect("lock service"));
-    let servers = vec![
-        regionserver(dir.path(), "rs-a"),
-        regionserver(dir.path(), "rs-b"),
-    ];
-    let coord = Coordinator::start(
+    let servers = vec![regionserver(dir, "rs-a"), regionserver(dir, "rs-b")];
+    Coordinator::start(
         lock,
         servers,
         CoordinatorOptions {
             split_threshold_bytes: 0,
-            ..CoordinatorOptions::default()
+            ..options
         },
     )
-    .expect("coordinator starts");
+    .expect("coordinator starts")
+}
+
+#[test]
+fn the_busiest_server_trades_a_hot_tablet_for_a_quiet_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let coord = two_servers(dir.path(), CoordinatorOptions::default());
     let splits: Vec<Bytes> = ["b", "c", "d", "e", "f", "g", "h"]
         .iter()
         .map(|k| Bytes::from_static(k.as_bytes()))
@@ -216,25 +219,16 @@ fn a_tablet_too_hot_to_trade_is_split_and_a_half_moves() {
     const ROWS: usize = 1000;
     const HOT_ROWS: usize = 200;
     let dir = tempfile::tempdir().expect("temp dir");
-    let lock: Arc<dyn LockService> =
-        Arc::new(EmbeddedLockService::in_memory().expect("lock service"));
-    let servers = vec![
-        regionserver(dir.path(), "rs-a"),
-        regionserver(dir.path(), "rs-b"),
-    ];
-    let coord = Coordinator::start(
-        lock,
-        servers,
+    let coord = two_servers(
+        dir.path(),
         CoordinatorOptions {
-            split_threshold_bytes: 0,
             hot_split: HotSplitRule {
                 min_rate: 100.0,
                 min_bytes: 1000,
             },
             ..CoordinatorOptions::default()
         },
-    )
-    .expect("coordinator starts");
+    );
     coord
         .create_table(
             TABLE,
