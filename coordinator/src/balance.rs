@@ -32,8 +32,8 @@ const MIN_BUSY_RATE: f64 = 20.0;
 const MIN_GAIN: f64 = 0.1;
 
 /// A tablet split for load that still carries this share of its parent's rate
-/// holds its load in rows too few for another split at its data's middle to part:
-/// it is not split for load again.
+/// holds its load in rows too few for another split to part: it is not split for
+/// load again.
 const CONCENTRATED: f64 = 0.9;
 
 /// When a tablet too busy for any trade to help is split in two.
