@@ -33,9 +33,10 @@
 //!   of mutateRow/checkAnd* whose row differs from the call's row fail with a
 //!   TIOError naming the problem.
 //! - Family descriptors: compression other than NONE is stored as zstd and read back
-//!   as ZSTD; ROWPREFIX_FIXED_LENGTH blooms are row blooms; block size, encoding,
-//!   replication, scope, min versions and the cache-on-write flags are accepted and
-//!   not stored (Tabula's engine has one block size and one encoding).
+//!   by the name the client gave; ROWPREFIX_FIXED_LENGTH blooms are row blooms;
+//!   min versions and keep-deleted-cells are stored and enforced; block size,
+//!   encoding, replication, scope and the cache-on-write flags are accepted and not
+//!   stored (Tabula's engine has one block size and one encoding).
 //! - The slow-call log HBase keeps when `hbase.regionserver.slowlog.buffer.enabled`
 //!   is set is not kept: getSlowLogResponses answers `[]` and clearSlowLogResponses
 //!   `false` per server, what HBase answers with the buffer off (its default).
