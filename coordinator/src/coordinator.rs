@@ -6,8 +6,9 @@
 //! reads and writes, and the maintenance threads. Its other duties live in the
 //! submodules, each an `impl Coordinator` of its own: `assignment` (every tablet
 //! served, catalog repair, a dead server's log), `admin` (tables, families,
-//! namespaces, permissions, compactions on request), `splitting` (by size) and
-//! `balancing` (moves by count, spread and load, splits for load).
+//! namespaces, permissions, compactions on request), `splitting` (by size),
+//! `balancing` (moves by count, spread and load, splits for load) and `placement`
+//! (which server a tablet being opened goes to).
 //! Must not: serve reads or writes of user data, or cache locations for clients.
 
 use std::collections::{BTreeMap, HashSet};
@@ -39,9 +40,11 @@ use crate::tables::{
 mod admin;
 mod assignment;
 mod balancing;
+mod placement;
 mod splitting;
 
 use balancing::RoundFigures;
+use placement::Placement;
 
 /// How long a starting coordinator waits for the coordinator lock by default.
 const COORDINATOR_LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -531,15 +534,6 @@ impl Coordinator {
     fn server_or_err(&self, name: &str) -> CoordResult<Arc<dyn TabletService>> {
         self.server(name)
             .ok_or_else(|| CoordError::Catalog(CatalogError::UnknownServer(name.into())))
-    }
-
-    /// The server with the fewest tablets.
-    fn pick_server(&self) -> CoordResult<Arc<dyn TabletService>> {
-        let servers = self.servers();
-        servers
-            .into_iter()
-            .min_by_key(|s| s.report().len())
-            .ok_or(CoordError::NoServers)
     }
 
     // ------------------------------------------------------------ descriptors

@@ -22,6 +22,7 @@ use crate::tables::{
 
 use super::{
     deleting_path, now_ms, plan_path, shown, table_path, CoordError, CoordResult, Coordinator,
+    Placement,
 };
 
 /// Times compact_table lists a table's tablets again after some split or moved.
@@ -161,12 +162,13 @@ impl Coordinator {
         bounds.push(Bytes::new());
         bounds.extend(split_keys.iter().cloned());
         bounds.push(Bytes::new());
+        let mut placement = Placement::new();
         for (i, w) in bounds.windows(2).enumerate() {
             let (start, end) = match w {
                 [s, e] => (s.clone(), e.clone()),
                 _ => continue,
             };
-            let server = self.pick_server()?;
+            let server = placement.pick(self)?;
             let id = first_id + i as u64;
             server.open_tablet(&TabletDescriptor {
                 id,
@@ -220,7 +222,7 @@ impl Coordinator {
     /// Removes every tablet of a (disabled) table.
     fn drop_tablets(&self, name: &Bytes) -> CoordResult<()> {
         let tablets = self.table_tablets(name)?;
-        let server = self.pick_server()?;
+        let server = Placement::new().pick(self)?;
         for loc in &tablets {
             if let Some(s) = self.server(&loc.server) {
                 s.close_tablet(loc.tablet_id)?;

@@ -20,7 +20,9 @@ use crate::directory::{ROOT_FILE, SERVERS_PREFIX};
 use crate::lock::Txn;
 use crate::tables::{decode_split_plan, TableDescriptor};
 
-use super::{cut_at, deleting_path, plan_path, shown, CoordError, CoordResult, Coordinator};
+use super::{
+    cut_at, deleting_path, plan_path, shown, CoordError, CoordResult, Coordinator, Placement,
+};
 
 impl Coordinator {
     /// Makes every tablet served (root, METADATA, then the tablets of enabled
@@ -32,6 +34,7 @@ impl Coordinator {
     /// elsewhere. Returns how many tablets moved. Callers hold the admin lock.
     pub(super) fn assign(&self, reopen_live: bool) -> CoordResult<usize> {
         let mut recovered = HashSet::new();
+        let mut placement = Placement::new();
         let mut moved = 0;
         // Root tablet.
         let root_server = match self.lock.get(ROOT_FILE)? {
@@ -39,7 +42,13 @@ impl Coordinator {
             None => String::new(),
         };
         let root = Self::catalog_descriptor(ROOT_TABLET_ID, ROOT_TABLE, Bytes::new(), Bytes::new());
-        if let Some(server) = self.place(&root_server, &root, reopen_live, &mut recovered)? {
+        if let Some(server) = self.place(
+            &root_server,
+            &root,
+            reopen_live,
+            &mut recovered,
+            &mut placement,
+        )? {
             self.fenced(Txn::new().put(ROOT_FILE, server.name().into_bytes()))?;
             moved += 1;
         }
@@ -61,7 +70,13 @@ impl Coordinator {
                 meta.start_row.clone(),
                 meta.end_row.clone(),
             );
-            if let Some(server) = self.place(&meta.server, &desc, reopen_live, &mut recovered)? {
+            if let Some(server) = self.place(
+                &meta.server,
+                &desc,
+                reopen_live,
+                &mut recovered,
+                &mut placement,
+            )? {
                 meta.server = server.name();
                 self.write_catalog(&meta)?;
                 moved += 1;
@@ -96,7 +111,13 @@ impl Coordinator {
                     start_row: loc.start_row.clone(),
                     end_row: loc.end_row.clone(),
                 };
-                if let Some(server) = self.place(&loc.server, &desc, reopen_live, &mut recovered)? {
+                if let Some(server) = self.place(
+                    &loc.server,
+                    &desc,
+                    reopen_live,
+                    &mut recovered,
+                    &mut placement,
+                )? {
                     loc.server = server.name();
                     self.write_catalog(&loc)?;
                     moved += 1;
@@ -116,10 +137,16 @@ impl Coordinator {
         desc: &TabletDescriptor,
         reopen_live: bool,
         recovered: &mut HashSet<String>,
+        placement: &mut Placement,
     ) -> CoordResult<Option<Arc<dyn TabletService>>> {
         if let Some(live) = self.server(server) {
             if reopen_live {
                 live.open_tablet(desc)?;
+                // This process's own servers start empty; a remote one kept its
+                // tablets, so reopening there adds none.
+                if self.servers.contains_key(server) {
+                    placement.opened_on(server);
+                }
             }
             return Ok(None);
         }
@@ -127,7 +154,7 @@ impl Coordinator {
             self.recover_log_of(server)?;
             recovered.insert(server.to_owned());
         }
-        let target = self.pick_server()?;
+        let target = placement.pick(self)?;
         target.open_tablet(desc)?;
         Ok(Some(target))
     }
@@ -143,7 +170,7 @@ impl Coordinator {
         };
         let recovery = match self.servers.values().next() {
             Some(local) => Ok(Arc::clone(local)),
-            None => self.pick_server(),
+            None => Placement::new().pick(self),
         };
         let result = recovery.and_then(|s| s.recover_log_of(name).map_err(CoordError::from));
         if let Err(e) = self.lock.release(&token) {
@@ -318,8 +345,9 @@ impl Coordinator {
         let schema = t
             .schema()
             .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        let mut placement = Placement::new();
         for mut loc in self.table_tablets(&t.name)? {
-            let server = self.pick_server()?;
+            let server = placement.pick(self)?;
             server.open_tablet(&TabletDescriptor {
                 id: loc.tablet_id,
                 schema: schema.clone(),
