@@ -2,12 +2,14 @@
 # Tabula over the wire, side by side with its reference points, in one run on one
 # machine: the RPC ceiling (tabula serve --null-backend), Redis (redis-server and
 # redis-benchmark), the Bigtable paper's single-tablet-server figures, scale (1 M and
-# 10 M rows), memory during a large load, as-of-T reads of a 100,000-version cell, and
-# scans whose filter keeps a few rows of the table, with and without skip hints.
+# 10 M rows), memory during a large load, as-of-T reads of a 100,000-version cell,
+# scans whose filter keeps a few rows of the table, with and without skip hints, and
+# hot counters with and without coalesced increments.
 #
 #   bench/compare.sh [section ...]      sections: ceiling redis bigtable versions filters
-#                                       scale (default: ceiling redis bigtable versions
-#                                       filters; "all" adds scale, the 1 M / 10 M rows runs)
+#                                       counters scale (default: ceiling redis bigtable
+#                                       versions filters counters; "all" adds scale, the
+#                                       1 M / 10 M rows runs)
 #
 # Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
 # default 1000000), OPERATIONS (per timed run, default 200000), CEILING_ROUNDS (5,
@@ -40,8 +42,8 @@ CLIENT_SCHED="${CLIENT_SCHED:-batch}"
 OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions filters)
-[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions filters scale)
+[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions filters counters)
+[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions filters counters scale)
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -287,6 +289,38 @@ run_bigtable() {
     stop_server
 }
 
+# Hot counters: Thrift1 increment calls on zipfian rows of RECORDS, one column,
+# against a server applying each call before it answers and against one coalescing
+# them (coalesce_increments: a call answers once queued; a background round applies
+# each cell's sum). After the coalesced run the section waits for the queue to empty
+# (the gateway's pending-cells gauge) and records how long that took.
+run_counters() {
+    start_tabula counters-direct
+    bench counters-direct --workloads counters --records "$RECORDS" --operations "$OPERATIONS"
+    stop_server
+    TABULA_COALESCE_INCREMENTS=true start_tabula counters-coalesced
+    bench counters-coalesced --workloads counters --records "$RECORDS" --operations "$OPERATIONS"
+    local metrics
+    metrics="$(sed -n 's/.* metrics=\([^ ]*\).*/\1/p' "$work/counters-coalesced.out")"
+    python3 - "$metrics" >"$OUT/counters-drain.txt" <<'EOF2'
+import sys, time, urllib.request
+url = "http://%s/metrics" % sys.argv[1]
+started = time.monotonic()
+while True:
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    pending = [l.split()[-1] for l in text.splitlines()
+               if l.startswith("tabula_thrift1_increments_pending_cells")]
+    if pending and float(pending[0]) == 0:
+        break
+    if time.monotonic() - started > 600:
+        break
+    time.sleep(0.05)
+print("%.2f" % (time.monotonic() - started))
+EOF2
+    echo "== coalesced increments applied $(cat "$OUT/counters-drain.txt") s after the last call"
+    stop_server
+}
+
 run_versions() {
     start_tabula versions
     bench versions --workloads versions --versions 100000 --operations "$OPERATIONS" --durability no-wal
@@ -353,6 +387,7 @@ for section in "${sections[@]}"; do
         redis) run_redis ;;
         bigtable) run_bigtable ;;
         versions) run_versions ;;
+        counters) run_counters ;;
         filters) run_filters ;;
         scale) run_scale ;;
         *) echo "unknown section $section" >&2; exit 2 ;;

@@ -234,6 +234,29 @@ def section_filters(runs):
     return header + lines + [""]
 
 
+def section_counters(runs, out):
+    direct = find(runs, "counters-direct", "counters")
+    coalesced = find(runs, "counters-coalesced", "counters")
+    if not (direct and coalesced and direct["ops"] and coalesced["ops"]):
+        return []
+    lines = [
+        "### Hot counters (Thrift1 increment, zipfian rows)",
+        "",
+        "| server | calls/s | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, run in (("each call applied before it answers", direct), ("coalesced", coalesced)):
+        lines.append(
+            "| %s | %s | %.2f | %.2f |"
+            % (name, fmt(run["ops_per_sec"]), run["ops"][0]["p50_us"] / 1000.0, p99_ms(run))
+        )
+    summary = "coalesced / applied per call: %.2fx" % (coalesced["ops_per_sec"] / direct["ops_per_sec"])
+    drain = os.path.join(out, "counters-drain.txt")
+    if os.path.exists(drain):
+        summary += "; the coalesced calls were all applied %s s after the last answer" % open(drain).read().strip()
+    return lines + ["", summary, ""]
+
+
 def section_scale(runs):
     sizes = sorted(
         {int(m.group(1)) for r in runs for m in [re.match(r"scale-(\d+)$", r.get("label", ""))] if m}
@@ -313,6 +336,7 @@ def main():
     lines += section_bigtable(runs)
     lines += section_versions(runs)
     lines += section_filters(runs)
+    lines += section_counters(runs, out)
     lines += section_scale(runs)
     lines += section_memory(runs, out)
     print("\n".join(lines))

@@ -1,13 +1,15 @@
 //! `tabula bench` against real servers over TCP: every workload runs with no failed
-//! operation against `tabula serve`, the result files are written, and the
-//! null-backend ceiling answers the same calls without storing anything.
+//! operation against `tabula serve`, the result files are written, the counters
+//! workload adds one per call whether or not the server coalesces increments, and
+//! the null-backend ceiling answers the same calls without storing anything.
 
 mod common;
 
 use clap::Parser;
-use common::Tabula;
+use common::{drain, no_attrs, Tabula};
 use tabula_loadgen::report::RunReport;
 use tabula_loadgen::BenchArgs;
+use tabula_thrift::hbase::THbaseSyncClient;
 
 #[derive(Parser)]
 struct Cli {
@@ -141,6 +143,60 @@ fn every_workload_runs_without_a_failed_operation() {
     let names: Vec<&str> = again.iter().map(|r| r.workload.as_str()).collect();
     assert_eq!(names, ["versions-asof", "versions-one"]);
     assert!(again.iter().all(|r| r.errors == 0));
+}
+
+/// The sum of the `cf:n` counters of the Bigtable workloads' table.
+fn counters_sum(server: &Tabula) -> i64 {
+    let mut client = server.client();
+    let id = client
+        .scanner_open(
+            b"bench".to_vec(),
+            Vec::new(),
+            vec![b"cf:n".to_vec()],
+            no_attrs(),
+        )
+        .expect("scanner opens");
+    drain(&mut client, id, 100)
+        .iter()
+        .flat_map(|row| row.columns.iter().flat_map(|c| c.values()))
+        .map(|cell| {
+            let value = cell.value.as_deref().unwrap_or_default();
+            let bytes: [u8; 8] = value.try_into().expect("an 8-byte counter");
+            i64::from_be_bytes(bytes)
+        })
+        .sum()
+}
+
+#[test]
+fn counters_add_one_per_call_whether_or_not_increments_are_coalesced() {
+    for env in [&[][..], &[("TABULA_COALESCE_INCREMENTS", "true")][..]] {
+        let server = Tabula::start_with(env);
+        let reports = tabula_loadgen::run(&bench_args(
+            server.thrift1,
+            &[
+                "--workloads",
+                "counters",
+                "--records",
+                "50",
+                "--operations",
+                "300",
+                "--connections",
+                "4",
+            ],
+        ))
+        .expect("the benchmark runs");
+        let run = report(&reports, "counters");
+        assert_eq!(run.errors, 0, "{env:?}");
+        assert_eq!(count(run, "increment"), 300, "{env:?}");
+        // Coalesced increments are applied after their calls answer.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut sum = counters_sum(&server);
+        while sum != 300 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            sum = counters_sum(&server);
+        }
+        assert_eq!(sum, 300, "every call added one ({env:?})");
+    }
 }
 
 #[test]

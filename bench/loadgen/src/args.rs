@@ -88,7 +88,8 @@ pub struct BenchArgs {
     /// Workloads to run in order, comma separated: the Bigtable paper's seqwrite,
     /// randwrite, seqread, randread, randread-mem, scan; YCSB's ycsb-load, ycsb-a ..
     /// ycsb-f; versions (as-of-T gets on a cell with --versions versions, beside gets
-    /// of a one-version cell); compact (one majorCompact of the Bigtable table).
+    /// of a one-version cell); counters (Thrift1 increments of zipfian rows);
+    /// compact (one majorCompact of the Bigtable table).
     /// `bigtable` and `ycsb` name the whole groups.
     #[arg(long, value_delimiter = ',', default_value = "bigtable")]
     pub workloads: Vec<String>,

@@ -17,11 +17,12 @@ use tabula_thrift::hbase::{
     HbaseDeleteTableArgs, HbaseDeleteTableResult, HbaseDisableTableArgs, HbaseDisableTableResult,
     HbaseGetArgs, HbaseGetResult, HbaseGetRowArgs, HbaseGetRowResult, HbaseGetRowsWithColumnsArgs,
     HbaseGetRowsWithColumnsResult, HbaseGetTableNamesArgs, HbaseGetTableNamesResult,
-    HbaseGetVerTsArgs, HbaseGetVerTsResult, HbaseMajorCompactArgs, HbaseMajorCompactResult,
-    HbaseMutateRowArgs, HbaseMutateRowResult, HbaseMutateRowTsArgs, HbaseMutateRowTsResult,
-    HbaseMutateRowsArgs, HbaseMutateRowsResult, HbaseScannerCloseArgs, HbaseScannerCloseResult,
-    HbaseScannerGetListArgs, HbaseScannerGetListResult, HbaseScannerOpenWithScanArgs,
-    HbaseScannerOpenWithScanResult, Mutation, TRowResult, TScan,
+    HbaseGetVerTsArgs, HbaseGetVerTsResult, HbaseIncrementArgs, HbaseIncrementResult,
+    HbaseMajorCompactArgs, HbaseMajorCompactResult, HbaseMutateRowArgs, HbaseMutateRowResult,
+    HbaseMutateRowTsArgs, HbaseMutateRowTsResult, HbaseMutateRowsArgs, HbaseMutateRowsResult,
+    HbaseScannerCloseArgs, HbaseScannerCloseResult, HbaseScannerGetListArgs,
+    HbaseScannerGetListResult, HbaseScannerOpenWithScanArgs, HbaseScannerOpenWithScanResult,
+    Mutation, TIncrement, TRowResult, TScan,
 };
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
@@ -128,6 +129,7 @@ call_structs! {
     HbaseDisableTableArgs => HbaseDisableTableResult: (),
     HbaseDeleteTableArgs => HbaseDeleteTableResult: (),
     HbaseCreateTableArgs => HbaseCreateTableResult: (),
+    HbaseIncrementArgs => HbaseIncrementResult: (),
 }
 
 /// Writes one call message (`method`, `sequence`, `args`) with `protocol`.
@@ -352,6 +354,26 @@ impl Connection {
         };
         self.call::<HbaseMutateRowsResult>("mutateRows", &args)
             .await
+    }
+
+    /// Adds `amount` to the counter `column` of `row` with Thrift1's `increment`
+    /// (the call a gateway may queue and coalesce; it answers nothing).
+    pub async fn increment(
+        &mut self,
+        table: &[u8],
+        row: &[u8],
+        column: &[u8],
+        amount: i64,
+    ) -> thrift::Result<()> {
+        let args = HbaseIncrementArgs {
+            increment: TIncrement {
+                table: Some(table.to_vec()),
+                row: Some(row.to_vec()),
+                column: Some(column.to_vec()),
+                ammount: Some(amount),
+            },
+        };
+        self.call::<HbaseIncrementResult>("increment", &args).await
     }
 
     /// The newest value of one column; returns its length (0 when absent).

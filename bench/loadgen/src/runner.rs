@@ -162,6 +162,7 @@ async fn tasks_of(workload: Workload, shared: &Shared) -> Result<Vec<(String, Ta
         Workload::Scan => vec![named("scan", Task::Scan)],
         Workload::YcsbLoad => vec![named("ycsb-load", Task::YcsbLoad)],
         Workload::Compact => vec![named("compact", Task::Compact)],
+        Workload::Counters => vec![named("counters", Task::Counters)],
         Workload::Ycsb(mix) => vec![(workload.name(), Task::Ycsb(mix))],
         Workload::Versions => {
             let mut runs = Vec::new();

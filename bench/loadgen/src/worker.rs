@@ -22,6 +22,8 @@ use crate::workload::{YcsbMix, YcsbOp};
 
 /// Column of the Bigtable workloads and of the versions cells.
 pub const COLUMN: &[u8] = b"cf:q";
+/// Counter column of the counters workload (beside the Bigtable workloads' cells).
+pub const COUNTER_COLUMN: &[u8] = b"cf:n";
 /// The many-version row and the one-version row of the versions workload.
 pub const MANY_VERSIONS_ROW: &[u8] = b"many";
 pub const ONE_VERSION_ROW: &[u8] = b"one";
@@ -49,6 +51,8 @@ pub enum Task {
     OneVersion,
     /// A major compaction of the Bigtable table (one call in the whole run).
     Compact,
+    /// One `increment` of the counter column of a zipfian-chosen row.
+    Counters,
 }
 
 impl Task {
@@ -147,7 +151,7 @@ impl Worker {
                     .saturating_add(1),
             ),
             Task::Ycsb(mix) if mix.latest => KeyChooser::latest(Arc::clone(&shared.ycsb_inserted)),
-            Task::Ycsb(_) => KeyChooser::scrambled_zipfian(shared.records),
+            Task::Ycsb(_) | Task::Counters => KeyChooser::scrambled_zipfian(shared.records),
             _ => KeyChooser::uniform(shared.records),
         };
         let ycsb_columns = (0..shared.ycsb_fields)
@@ -236,6 +240,7 @@ impl Worker {
             Task::VersionsLoad => self.versions_load().await,
             Task::AsOf => self.as_of().await,
             Task::OneVersion => self.one_version().await,
+            Task::Counters => self.count().await,
             Task::Compact => {
                 let started = Instant::now();
                 let result = self.conn.major_compact(&self.shared.bigtable_table).await;
@@ -265,6 +270,18 @@ impl Worker {
             .await
             .map(|()| Checked::Ok(1));
         self.observe("write", started, result).await
+    }
+
+    /// Adds one to the counter of a zipfian-chosen row.
+    async fn count(&mut self) -> bool {
+        let row = bigtable_row(self.chooser.next(&mut self.rng));
+        let started = Instant::now();
+        let result = self
+            .conn
+            .increment(&self.shared.bigtable_table, &row, COUNTER_COLUMN, 1)
+            .await
+            .map(|()| Checked::Ok(1));
+        self.observe("increment", started, result).await
     }
 
     /// One mutateRows call of `write_batch` rows at random keys (what a client's

@@ -1,7 +1,7 @@
 //! The workloads `tabula bench` knows.
 //!
 //! Owns: [`Workload`] (the Bigtable paper's six, YCSB's load phase and core workloads
-//! A-F, the time-dimension workload) with the names users type, and [`YcsbMix`], the
+//! A-F, the time-dimension workload, hot counters) with the names users type, and [`YcsbMix`], the
 //! operation proportions of each YCSB workload.
 //! Must not: open connections or time anything.
 
@@ -109,6 +109,9 @@ pub enum Workload {
     YcsbLoad,
     /// A YCSB core workload.
     Ycsb(YcsbMix),
+    /// Thrift1 `increment` calls of one counter column on zipfian rows (hot
+    /// counters, as page-view or metrics counters are).
+    Counters,
     /// As-of-T gets on a many-version cell, then gets of a one-version cell.
     Versions,
     /// One majorCompact call on the Bigtable workloads' table (after a load, so that
@@ -139,6 +142,7 @@ impl Workload {
             Workload::YcsbLoad => "ycsb-load".into(),
             Workload::Ycsb(mix) => format!("ycsb-{}", mix.letter),
             Workload::Versions => "versions".into(),
+            Workload::Counters => "counters".into(),
             Workload::Compact => "compact".into(),
         }
     }
@@ -175,6 +179,7 @@ impl Workload {
             "scan" => one(Workload::Scan),
             "ycsb-load" => one(Workload::YcsbLoad),
             "versions" => one(Workload::Versions),
+            "counters" => one(Workload::Counters),
             "compact" => one(Workload::Compact),
             other => {
                 let mix = other
@@ -247,6 +252,10 @@ mod tests {
         ));
         assert!(Workload::parse("sideways").is_err());
         assert_eq!(Workload::parse("compact").unwrap(), vec![Workload::Compact]);
+        assert_eq!(
+            Workload::parse("Counters").unwrap(),
+            vec![Workload::Counters]
+        );
         assert!(Workload::parse_list(&[]).is_err());
     }
 
