@@ -9,8 +9,7 @@ use common::t2::*;
 use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
-    TAppend, TColumnIncrement, TColumnValue, TIncrement, TMutation, TRowMutations,
-    TTHBaseServiceSyncClient,
+    TColumnIncrement, TIncrement, TMutation, TRowMutations, TTHBaseServiceSyncClient,
 };
 
 const REFUSAL: &str = "Thrift Server is in Read-only mode.";
@@ -120,24 +119,9 @@ fn a_read_only_server_serves_reads_and_refuses_every_change() {
             return_results: None,
         },
     )));
-    refused2(tio(c2.append(
-        table.clone(),
-        TAppend {
-            row: b"r1".to_vec(),
-            columns: vec![TColumnValue::new(
-                b"cf".to_vec(),
-                b"a".to_vec(),
-                bytes::Bytes::from_static(b"+"),
-                None,
-                None,
-                None,
-            )],
-            attributes: None,
-            durability: None,
-            cell_visibility: None,
-            return_results: None,
-        },
-    )));
+    refused2(tio(
+        c2.append(table.clone(), tappend("r1", &[("cf:a", "+")]))
+    ));
     refused2(tio(c2.mutate_row(
         table.clone(),
         TRowMutations::new(

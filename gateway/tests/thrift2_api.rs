@@ -10,7 +10,7 @@ use common::t2::*;
 use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
-    TAccessControlEntity, TAppend, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue,
+    TAccessControlEntity, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue,
     TCompareOperator, TCompressionAlgorithm, TDeleteType, TIncrement, TKeepDeletedCells,
     TLogQueryFilter, TMutation, TNamespaceDescriptor, TPermissionScope, TRowMutations,
     TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
@@ -422,21 +422,7 @@ fn increment_append_and_mutate_row() {
     bad.columns = vec![TColumnIncrement::new(b"f".to_vec(), b"s".to_vec(), 1)];
     tio(c.increment(t.clone(), bad));
     // Append.
-    let app = TAppend {
-        row: b"r".to_vec(),
-        columns: vec![TColumnValue::new(
-            b"f".to_vec(),
-            b"s".to_vec(),
-            bytes::Bytes::from_static(b"def"),
-            None,
-            None,
-            None,
-        )],
-        attributes: None,
-        durability: None,
-        cell_visibility: None,
-        return_results: None,
-    };
+    let app = tappend("r", &[("f:s", "def")]);
     let r = c.append(t.clone(), app).unwrap();
     assert_eq!(values(&r)["f:s"], "abcdef");
     // mutateRow: a put and a delete applied together.

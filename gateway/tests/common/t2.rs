@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use tabula_thrift::hbase2::{
-    TColumn, TColumnFamilyDescriptor, TColumnValue, TDelete, TDeleteType, TGet, TIOError,
+    TAppend, TColumn, TColumnFamilyDescriptor, TColumnValue, TDelete, TDeleteType, TGet, TIOError,
     TIllegalArgument, TPut, TResult, TScan, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
 };
 
@@ -110,6 +110,19 @@ pub fn tput(row: &str, cells: &[(&str, &str)], ts: Option<i64>) -> TPut {
         attributes: None,
         durability: None,
         cell_visibility: None,
+    }
+}
+
+/// An append of `cells` (`("family:qualifier", suffix)`) to `row`.
+pub fn tappend(row: &str, cells: &[(&str, &str)]) -> TAppend {
+    let put = tput(row, cells, None);
+    TAppend {
+        row: put.row,
+        columns: put.column_values,
+        attributes: None,
+        durability: None,
+        cell_visibility: None,
+        return_results: None,
     }
 }
 
