@@ -14,6 +14,7 @@ pub mod activity;
 mod aligned;
 mod allocator;
 pub mod cache;
+pub mod check;
 pub mod coding;
 pub mod deferred;
 pub mod engine;
