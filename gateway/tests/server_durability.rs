@@ -1,6 +1,7 @@
-//! Durability of the whole server: data survives an orderly restart, and every
-//! write acknowledged over Thrift survives `kill -9` of the `tabula serve` process,
-//! with no RowMutation half-applied.
+//! Durability of the whole server: data survives an orderly restart, every write
+//! acknowledged over Thrift survives `kill -9` of the `tabula serve` process, with no
+//! RowMutation half-applied, and a second `tabula serve` started by mistake on the
+//! same data directory is refused before it touches the first one's files.
 
 mod common;
 
@@ -207,4 +208,63 @@ fn acknowledged_writes_survive_kill_dash_nine() {
             );
         }
     }
+}
+
+#[test]
+fn a_second_server_on_the_same_data_directory_is_refused_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let table = b"one_owner".to_vec();
+    let mut first = Tabula::start_at(&data);
+    let mut c = first.client();
+    create(&mut c, &table, &["cf"]);
+    for i in 0..100 {
+        put(&mut c, &table, &format!("row{i:03}"), &[("cf:a", "before")]);
+    }
+
+    let second = std::process::Command::new(binary_path())
+        .args(["serve", "--data-dir"])
+        .arg(&data)
+        .args(["--listen", "127.0.0.1:0", "--thrift2-listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("second server spawns");
+    let output = wait_with_deadline(second, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the second server must not run");
+    assert!(
+        stderr.contains("in use by another process"),
+        "the refusal says why: {stderr}"
+    );
+
+    // The first server goes on, and every write it acknowledged survives kill -9.
+    for i in 100..200 {
+        put(&mut c, &table, &format!("row{i:03}"), &[("cf:a", "after")]);
+    }
+    first.kill9();
+    let restarted = Tabula::start_at(&data);
+    let mut c = restarted.client();
+    for i in 0..200 {
+        let columns = row_columns(&mut c, &table, format!("row{i:03}").as_bytes());
+        let want = if i < 100 { "before" } else { "after" };
+        assert_eq!(
+            columns.get("cf:a").map(String::as_str),
+            Some(want),
+            "row{i:03}"
+        );
+    }
+}
+
+/// Waits for `child` to exit, killing it after `deadline`.
+fn wait_with_deadline(mut child: std::process::Child, deadline: Duration) -> std::process::Output {
+    let until = std::time::Instant::now() + deadline;
+    while std::time::Instant::now() < until {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("second server's output")
 }

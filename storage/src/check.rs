@@ -7,13 +7,15 @@
 //! and every tablet's recovered edits.
 //!
 //! Owns: [`check_data_dir`] and its [`CheckReport`].
-//! Must not: change, repair or delete any file, or share a block cache with a
-//! running engine (files are opened on their own).
+//! Must not: change, repair or delete any file (it only takes the logs' `LOCK`s
+//! while it reads, refusing a directory a server is using), or share a block
+//! cache with a running engine (files are opened on their own).
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::dir_lock::DirLock;
 use crate::error::{Error, Result};
 use crate::iter::KvIter;
 use crate::log::{torn_tail_allowed, LogReader, TailPolicy};
@@ -79,8 +81,8 @@ impl CheckReport {
 }
 
 /// Verifies every file under `data_dir` the storage engine wrote. An error is
-/// returned only when the directory itself cannot be read; damage found in files
-/// is in the report.
+/// returned when the directory cannot be read or a process is using it
+/// ([`Error::DirectoryInUse`]); damage found in files is in the report.
 pub fn check_data_dir(data_dir: &Path) -> Result<CheckReport> {
     if !data_dir.is_dir() {
         return Err(Error::InvalidArgument(format!(
@@ -88,10 +90,17 @@ pub fn check_data_dir(data_dir: &Path) -> Result<CheckReport> {
             data_dir.display()
         )));
     }
-    let mut report = CheckReport::default();
-    check_tablets(&data_dir.join(TABLETS_DIR), &mut report)?;
     let mut logs = vec![data_dir.join(LOG_DIR)];
     logs.extend(subdirectories(&data_dir.join(LOGS_DIR))?);
+    logs.retain(|dir| dir.is_dir());
+    // A server still running on the directory holds its log's lock (and would
+    // delete files under the check): refuse, as it would refuse a second server.
+    let _held: Vec<DirLock> = logs
+        .iter()
+        .map(|dir| DirLock::acquire(dir))
+        .collect::<Result<_>>()?;
+    let mut report = CheckReport::default();
+    check_tablets(&data_dir.join(TABLETS_DIR), &mut report)?;
     for log in logs {
         check_log(&log, &mut report)?;
     }

@@ -294,6 +294,9 @@ impl Engine {
     /// its tablets, then deletes it (with the half-created or prepared segment
     /// files it left). Run before those tablets are opened elsewhere.
     pub fn recover_log_of(&self, log_dir: &Path) -> Result<()> {
+        // A server still writing this log holds its lock: refuse rather than split
+        // and delete segments under it.
+        let _lock = crate::dir_lock::DirLock::acquire(log_dir)?;
         crate::log::remove_temp_files(log_dir)?;
         let segments = crate::log::list_segment_paths(log_dir)?;
         recovery::split_segments(&segments, &self.shared.tablets_root)?;

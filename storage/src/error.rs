@@ -59,6 +59,12 @@ pub enum Error {
     /// state of unsynced data is unknown.
     #[error("commit log is poisoned after an earlier write failure: {0}")]
     Poisoned(String),
+    /// Another process holds the directory's lock (see `crate::dir_lock`).
+    #[error(
+        "{} is in use by another process (its LOCK is held): is another tabula process running on this data directory?",
+        path.display()
+    )]
+    DirectoryInUse { path: PathBuf },
     /// The engine is shutting down.
     #[error("storage engine is shutting down")]
     ShuttingDown,

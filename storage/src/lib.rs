@@ -17,6 +17,7 @@ pub mod cache;
 pub mod check;
 pub mod coding;
 pub mod deferred;
+pub mod dir_lock;
 pub mod engine;
 pub mod entry;
 pub mod error;

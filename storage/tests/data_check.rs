@@ -159,3 +159,19 @@ fn a_path_that_is_not_a_directory_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     assert!(check_data_dir(&dir.path().join("absent")).is_err());
 }
+
+#[test]
+fn a_directory_a_server_is_using_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (engine, tablet) = common::open_engine(
+        common::quiet_options(dir.path(), NOW),
+        common::two_family_schema(),
+    );
+    assert!(matches!(
+        check_data_dir(dir.path()),
+        Err(tabula_storage::Error::DirectoryInUse { .. })
+    ));
+    drop(tablet);
+    drop(engine);
+    assert!(check_data_dir(dir.path()).expect("check runs").is_clean());
+}

@@ -56,6 +56,9 @@ pub enum LockError {
         #[source]
         source: io::Error,
     },
+    /// Another process holds the state directory's lock.
+    #[error("lock service state {} is in use by another process (its LOCK is held): is another tabula serve running on this data directory?", path.display())]
+    InUse { path: PathBuf },
     /// The on-disk state cannot be trusted; the service refuses to start on it.
     #[error("lock service state {path} is corrupt: {detail}")]
     Corrupt { path: PathBuf, detail: String },

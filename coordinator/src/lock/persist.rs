@@ -34,6 +34,8 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use tabula_storage::dir_lock::DirLock;
+
 use super::error::{LockError, LockResult};
 use super::types::{validate_path, Versioned, MAX_PATH_LEN, MAX_WRITE_BYTES};
 
@@ -218,6 +220,8 @@ impl<'a> Reader<'a> {
 #[derive(Debug)]
 pub(crate) struct StateDir {
     dir: PathBuf,
+    /// One service per directory: a second process must not write `STATE`.
+    _lock: DirLock,
 }
 
 impl StateDir {
@@ -226,8 +230,16 @@ impl StateDir {
     pub(crate) fn open(dir: &Path) -> LockResult<(Self, Option<PersistedState>)> {
         fs::create_dir_all(dir)
             .map_err(|e| LockError::io(format!("creating {}", dir.display()), e))?;
+        let lock = DirLock::acquire(dir).map_err(|e| match e {
+            tabula_storage::Error::DirectoryInUse { path } => LockError::InUse { path },
+            other => LockError::io(
+                format!("locking {}", dir.display()),
+                io::Error::other(other.to_string()),
+            ),
+        })?;
         let state_dir = Self {
             dir: dir.to_path_buf(),
+            _lock: lock,
         };
         let tmp = state_dir.dir.join(STATE_TMP);
         match fs::remove_file(&tmp) {
@@ -390,6 +402,12 @@ mod tests {
         assert!(existing.is_none());
         state_dir.write(&encoded(&sample())).unwrap();
         fs::write(dir.path().join(STATE_TMP), b"half written").unwrap();
+        // A second service on the directory is refused while the first holds it.
+        assert!(matches!(
+            StateDir::open(dir.path()),
+            Err(LockError::InUse { .. })
+        ));
+        drop(state_dir);
         let (_, reread) = StateDir::open(dir.path()).unwrap();
         assert_eq!(reread, Some(sample()));
         assert!(!dir.path().join(STATE_TMP).exists());

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use crate::dir_lock::DirLock;
 use crate::error::{Error, Result};
 use crate::types::Durability;
 
@@ -112,6 +113,9 @@ pub struct LogStats {
 
 /// The server's commit log. Share it between threads behind an `Arc`.
 pub struct CommitLog {
+    /// No other process (or open) writes this directory while the log is open;
+    /// released when it closes.
+    lock: Mutex<Option<DirLock>>,
     shared: Arc<Shared>,
     /// The log directory, canonicalized (to recognise the log's own files).
     canonical_dir: PathBuf,
@@ -137,6 +141,9 @@ impl CommitLog {
                     .map_err(|e| Error::io(format!("syncing {}", parent.display()), e))?;
             }
         }
+        // Before anything in the directory is read or removed: a second process
+        // would otherwise split and delete the segments the first is writing.
+        let lock = DirLock::acquire(dir)?;
         let canonical_dir = std::fs::canonicalize(dir)
             .map_err(|e| Error::io(format!("resolving log directory {}", dir.display()), e))?;
         remove_temp_files(dir)?;
@@ -170,6 +177,7 @@ impl CommitLog {
             "commit log opened"
         );
         let log = CommitLog {
+            lock: Mutex::new(Some(lock)),
             shared,
             canonical_dir,
             background: Mutex::new(Some(background)),
@@ -344,6 +352,11 @@ impl CommitLog {
             if handle.join().is_err() {
                 tracing::error!("the commit log flush thread panicked");
             }
+        }
+        // Closed cleanly, nothing writes the directory any more: another open may
+        // have it. (After a failure the lock stays until the log is dropped.)
+        if result.is_ok() {
+            self.lock.lock().take();
         }
         result
     }
@@ -1159,6 +1172,29 @@ mod tests {
         log.close().unwrap();
     }
 
+    /// A directory whose log is open elsewhere is refused, untouched; once that log
+    /// is dropped it opens.
+    #[test]
+    fn a_log_directory_in_use_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, _) = CommitLog::open(dir.path(), LogOptions::default()).unwrap();
+        let pos = log.append(1, 1, b"kept").unwrap();
+        log.sync(pos, Durability::Sync).unwrap();
+        assert!(matches!(
+            CommitLog::open(dir.path(), LogOptions::default()),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        // The refused open neither started a segment nor took the first one.
+        assert!(dir.path().join(segment_file_name(pos.segment())).exists());
+        assert!(!dir
+            .path()
+            .join(segment_file_name(pos.segment() + 1))
+            .exists());
+        drop(log);
+        let (_again, existing) = CommitLog::open(dir.path(), LogOptions::default()).unwrap();
+        assert_eq!(existing.len(), 1);
+    }
+
     /// A log that never fills half a segment prepares nothing (no thread, no file).
     #[test]
     fn a_quiet_log_prepares_no_segment() {
@@ -1170,6 +1206,7 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name != crate::dir_lock::LOCK_FILE)
             .collect();
         assert_eq!(names, vec![segment_file_name(pos.segment())]);
         assert_eq!(log.shared.probe.prepared_used.load(Ordering::SeqCst), 0);

@@ -1,0 +1,94 @@
+//! One process at a time in a directory: an exclusive advisory lock (`flock`) on
+//! the directory's `LOCK` file, as LevelDB's LOCK file. The kernel releases it when
+//! its holder exits, however it exits (kill -9 included), so a crash never leaves
+//! a directory locked.
+//!
+//! Owns: [`DirLock`] and the `LOCK` file's name.
+//! Must not: decide which directories need one (the commit log locks its own;
+//! recovering another server's log takes that log's lock while it reads).
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The lock file's name inside a locked directory.
+pub const LOCK_FILE: &str = "LOCK";
+/// Linux's ENOLCK: the file system (an NFS mount without a lock manager) keeps no
+/// locks.
+const NO_LOCKS_AVAILABLE: i32 = 37;
+
+/// An exclusive lock on a directory, held until dropped.
+#[derive(Debug)]
+pub struct DirLock {
+    /// Keeps the lock: closing the file releases it.
+    _file: File,
+    path: PathBuf,
+}
+
+impl DirLock {
+    /// Takes the lock of `dir` (which must exist), or fails at once with
+    /// [`Error::DirectoryInUse`] when another process (or another open of the same
+    /// directory in this one) holds it.
+    pub fn acquire(dir: &Path) -> Result<DirLock> {
+        let path = dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(DirLock { _file: file, path }),
+            Err(TryLockError::WouldBlock) => Err(Error::DirectoryInUse {
+                path: dir.to_path_buf(),
+            }),
+            // A file system without locks (some network ones): go on unguarded,
+            // as before there were locks, and say so.
+            Err(TryLockError::Error(e))
+                if e.kind() == std::io::ErrorKind::Unsupported
+                    || e.raw_os_error() == Some(NO_LOCKS_AVAILABLE) =>
+            {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    error = %e,
+                    "this file system does not lock files: nothing stops a second process from using the directory"
+                );
+                Ok(DirLock { _file: file, path })
+            }
+            Err(TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
+        }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_directory_is_refused_until_its_lock_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = DirLock::acquire(dir.path()).expect("first lock");
+        assert!(first.path().ends_with(LOCK_FILE));
+        match DirLock::acquire(dir.path()) {
+            Err(Error::DirectoryInUse { path }) => assert_eq!(path, dir.path()),
+            other => panic!("a second lock must be refused: {other:?}"),
+        }
+        drop(first);
+        DirLock::acquire(dir.path()).expect("free again once dropped");
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_io_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(matches!(
+            DirLock::acquire(&dir.path().join("absent")),
+            Err(Error::Io { .. })
+        ));
+    }
+}
