@@ -155,6 +155,19 @@ fn held(servers: &[Arc<Counted>]) -> BTreeMap<String, usize> {
         .collect()
 }
 
+/// The servers hold `total` tablets between them, no two counts apart by more
+/// than one.
+fn assert_spread_evenly(servers: &[Arc<Counted>], total: usize, when: &str) {
+    let counts = held(servers);
+    assert_eq!(counts.values().sum::<usize>(), total, "{when}");
+    let least = counts.values().min().copied().unwrap_or(0);
+    let most = counts.values().max().copied().unwrap_or(0);
+    assert!(
+        most - least <= 1,
+        "{when}: tablets spread evenly: {counts:?}"
+    );
+}
+
 #[test]
 fn many_tablets_spread_evenly_with_one_report_per_server() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -190,13 +203,7 @@ fn many_tablets_spread_evenly_with_one_report_per_server() {
         servers.len(),
         "creating 60 tablets asks each server for its tablets once"
     );
-    let counts = held(&servers);
-    assert_eq!(counts.values().sum::<usize>(), 60 + catalog_tablets);
-    let (least, most) = (
-        counts.values().min().copied().unwrap_or(0),
-        counts.values().max().copied().unwrap_or(0),
-    );
-    assert!(most - least <= 1, "tablets spread evenly: {counts:?}");
+    assert_spread_evenly(&servers, 60 + catalog_tablets, "after the create");
 
     coord.disable_table(TABLE).expect("table disabled");
     assert_eq!(held(&servers).values().sum::<usize>(), catalog_tablets);
@@ -207,11 +214,5 @@ fn many_tablets_spread_evenly_with_one_report_per_server() {
         servers.len(),
         "enabling 60 tablets asks each server for its tablets once"
     );
-    let counts = held(&servers);
-    assert_eq!(counts.values().sum::<usize>(), 60 + catalog_tablets);
-    let (least, most) = (
-        counts.values().min().copied().unwrap_or(0),
-        counts.values().max().copied().unwrap_or(0),
-    );
-    assert!(most - least <= 1, "tablets spread evenly again: {counts:?}");
+    assert_spread_evenly(&servers, 60 + catalog_tablets, "after the enable");
 }
