@@ -3,9 +3,10 @@
 //! its holder exits, however it exits (kill -9 included), so a crash never leaves
 //! a directory locked.
 //!
-//! Owns: [`DirLock`] and the `LOCK` file's name.
+//! Owns: [`DirLock`] (exclusive or shared) and the `LOCK` file's name.
 //! Must not: decide which directories need one (the commit log locks its own;
-//! recovering another server's log takes that log's lock while it reads).
+//! recovering another server's log takes that log's lock while it reads; the
+//! engine locks its tablets directory, shared when servers share it).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -31,6 +32,13 @@ impl DirLock {
     /// [`Error::DirectoryInUse`] when another process (or another open of the same
     /// directory in this one) holds it.
     pub fn acquire(dir: &Path) -> Result<DirLock> {
+        Self::take(dir, |file| file.try_lock())
+    }
+
+    fn take(
+        dir: &Path,
+        lock: impl FnOnce(&File) -> std::result::Result<(), TryLockError>,
+    ) -> Result<DirLock> {
         let path = dir.join(LOCK_FILE);
         let file = OpenOptions::new()
             .create(true)
@@ -38,7 +46,7 @@ impl DirLock {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        match file.try_lock() {
+        match lock(&file) {
             Ok(()) => Ok(DirLock { _file: file, path }),
             Err(TryLockError::WouldBlock) => Err(Error::DirectoryInUse {
                 path: dir.to_path_buf(),
@@ -58,6 +66,12 @@ impl DirLock {
             }
             Err(TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
         }
+    }
+
+    /// Takes a shared lock of `dir`: any number of shared holders, refused while
+    /// an exclusive one holds it (and an exclusive one is refused meanwhile).
+    pub fn acquire_shared(dir: &Path) -> Result<DirLock> {
+        Self::take(dir, |file| file.try_lock_shared())
     }
 
     /// The lock file.
@@ -81,6 +95,25 @@ mod tests {
         }
         drop(first);
         DirLock::acquire(dir.path()).expect("free again once dropped");
+    }
+
+    #[test]
+    fn shared_holders_coexist_and_exclude_an_exclusive_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = DirLock::acquire_shared(dir.path()).expect("first shared");
+        let b = DirLock::acquire_shared(dir.path()).expect("second shared");
+        assert!(matches!(
+            DirLock::acquire(dir.path()),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        drop(a);
+        drop(b);
+        let exclusive = DirLock::acquire(dir.path()).expect("exclusive once free");
+        assert!(matches!(
+            DirLock::acquire_shared(dir.path()),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        drop(exclusive);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::cache::BlockCache;
+use crate::dir_lock::DirLock;
 use crate::error::{Error, Result};
 use crate::log::{CommitLog, LogOptions};
 use crate::manifest::{self, ManifestState};
@@ -152,6 +153,8 @@ impl WorkQueue {
 /// State shared by the engine and its tablets.
 pub struct Shared {
     pub(crate) opts: EngineOptions,
+    /// The tablets directory's lock (see `Engine::open`), released at shutdown.
+    tablets_lock: Mutex<Option<DirLock>>,
     pub(crate) log: CommitLog,
     pub(crate) cache: Arc<BlockCache>,
     /// Bytes held by all memtables; writers stall above the memtable budget.
@@ -258,6 +261,15 @@ impl Engine {
             async_flush_interval: opts.async_log_interval,
             ..LogOptions::default()
         };
+        // A data directory is one server's (log under `log/`) or shared by servers
+        // that each keep their log apart (`log_dir` set): one process alone
+        // holds it exclusively, sharers hold it shared, and neither kind opens
+        // while the other holds it.
+        let tablets_lock = if opts.log_dir.is_some() {
+            DirLock::acquire_shared(&tablets_root)?
+        } else {
+            DirLock::acquire(&tablets_root)?
+        };
         let (log, old_segments) = CommitLog::open(&opts.log_dir(), log_opts)?;
         recovery::split_segments(&old_segments, &tablets_root)?;
         fail::fail_point!("recovery-segments-split");
@@ -266,6 +278,7 @@ impl Engine {
         let memtable_memory = Arc::new(MemtableMemory::new(memtable_budget(&opts)));
         let shared = Arc::new(Shared {
             opts,
+            tablets_lock: Mutex::new(Some(tablets_lock)),
             log,
             cache,
             memtable_memory,
@@ -668,6 +681,7 @@ impl Engine {
         }
         let result = self.flush_all();
         self.shared.log.close()?;
+        self.shared.tablets_lock.lock().take();
         result
     }
 
@@ -803,5 +817,47 @@ fn compaction_worker(shared: Arc<Shared>) {
             Ok(_) => {}
             Err(e) => tracing::error!(tablet = id, error = %e, "compaction failed"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(data: &Path, log: Option<&str>) -> EngineOptions {
+        let mut opts = EngineOptions::new(data);
+        opts.background_work = false;
+        opts.log_dir = log.map(|name| data.join("logs").join(name));
+        opts
+    }
+
+    #[test]
+    fn a_data_directory_is_one_servers_or_shared_by_servers_with_logs_apart() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Servers keeping their logs apart share the directory...
+        let a = Engine::open(options(dir.path(), Some("a"))).expect("first sharer");
+        let b = Engine::open(options(dir.path(), Some("b"))).expect("second sharer");
+        // ...and keep out a server that takes it for its own, and one on the
+        // same log as a sharer.
+        assert!(matches!(
+            Engine::open(options(dir.path(), None)),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        assert!(matches!(
+            Engine::open(options(dir.path(), Some("a"))),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        a.shutdown().expect("shutdown");
+        b.shutdown().expect("shutdown");
+        drop((a, b));
+        // One server alone keeps sharers out.
+        let alone = Engine::open(options(dir.path(), None)).expect("alone");
+        assert!(matches!(
+            Engine::open(options(dir.path(), Some("c"))),
+            Err(Error::DirectoryInUse { .. })
+        ));
+        // A shut-down engine no longer holds the directory.
+        alone.shutdown().expect("shutdown");
+        Engine::open(options(dir.path(), Some("c"))).expect("free after shutdown");
     }
 }
