@@ -7,8 +7,8 @@
 //! and every tablet's recovered edits.
 //!
 //! Owns: [`check_data_dir`] and its [`CheckReport`].
-//! Must not: change, repair or delete any file (it only takes the logs' `LOCK`s
-//! while it reads, refusing a directory a server is using), or share a block
+//! Must not: change, repair or delete any file (it only takes the tablets'
+//! `LOCK` while it reads, refusing a directory a server is using), or share a block
 //! cache with a running engine (files are opened on their own).
 
 use std::collections::BTreeSet;
@@ -90,17 +90,17 @@ pub fn check_data_dir(data_dir: &Path) -> Result<CheckReport> {
             data_dir.display()
         )));
     }
+    let tablets = data_dir.join(TABLETS_DIR);
+    // Every engine on the directory holds the tablets' lock (exclusive or shared)
+    // and would delete files under the check: refuse while one runs.
+    let _held = tablets
+        .is_dir()
+        .then(|| DirLock::acquire(&tablets))
+        .transpose()?;
+    let mut report = CheckReport::default();
+    check_tablets(&tablets, &mut report)?;
     let mut logs = vec![data_dir.join(LOG_DIR)];
     logs.extend(subdirectories(&data_dir.join(LOGS_DIR))?);
-    logs.retain(|dir| dir.is_dir());
-    // A server still running on the directory holds its log's lock (and would
-    // delete files under the check): refuse, as it would refuse a second server.
-    let _held: Vec<DirLock> = logs
-        .iter()
-        .map(|dir| DirLock::acquire(dir))
-        .collect::<Result<_>>()?;
-    let mut report = CheckReport::default();
-    check_tablets(&data_dir.join(TABLETS_DIR), &mut report)?;
     for log in logs {
         check_log(&log, &mut report)?;
     }
