@@ -22,9 +22,22 @@ const NO_LOCKS_AVAILABLE: i32 = 37;
 /// An exclusive lock on a directory, held until dropped.
 #[derive(Debug)]
 pub struct DirLock {
-    /// Keeps the lock: closing the file releases it.
-    _file: File,
+    /// Holds the lock; dropping the `DirLock` unlocks it.
+    file: File,
     path: PathBuf,
+}
+
+impl Drop for DirLock {
+    /// Unlocks explicitly rather than only closing: a flock belongs to the open
+    /// file description, and a process forked meanwhile (another thread spawning
+    /// a child) holds a duplicate of it until its `exec`, which would keep the
+    /// directory locked after this holder let go. Unlocking releases it for every
+    /// duplicate at once.
+    fn drop(&mut self) {
+        if let Err(e) = self.file.unlock() {
+            tracing::warn!(path = %self.path.display(), error = %e, "could not unlock");
+        }
+    }
 }
 
 impl DirLock {
@@ -47,7 +60,7 @@ impl DirLock {
             .open(&path)
             .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
         match lock(&file) {
-            Ok(()) => Ok(DirLock { _file: file, path }),
+            Ok(()) => Ok(DirLock { file, path }),
             Err(TryLockError::WouldBlock) => Err(Error::DirectoryInUse {
                 path: dir.to_path_buf(),
             }),
@@ -62,7 +75,7 @@ impl DirLock {
                     error = %e,
                     "this file system does not lock files: nothing stops a second process from using the directory"
                 );
-                Ok(DirLock { _file: file, path })
+                Ok(DirLock { file, path })
             }
             Err(TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
         }
@@ -114,6 +127,18 @@ mod tests {
             Err(Error::DirectoryInUse { .. })
         ));
         drop(exclusive);
+    }
+
+    #[test]
+    fn dropping_the_lock_frees_the_directory_while_a_duplicate_descriptor_lives() {
+        // What a child forked by another thread holds until its exec.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = DirLock::acquire(dir.path()).expect("first lock");
+        let duplicate = first.file.try_clone().expect("dup");
+        drop(first);
+        let again = DirLock::acquire(dir.path()).expect("free once the holder drops it");
+        drop(again);
+        drop(duplicate);
     }
 
     #[test]
