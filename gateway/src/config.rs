@@ -61,6 +61,10 @@ pub struct Settings {
     pub max_files_per_read: usize,
     /// Compaction write rate limit in MiB/s (0 = unlimited).
     pub compaction_mb_per_sec: u64,
+    /// A synced write (SYNC_WAL, the default) waits for the commit log's fsync
+    /// (true) or only for its write to the OS (false: HBase's
+    /// `hbase.wal.hsync=false`, fsynced within a second). FSYNC_WAL always fsyncs.
+    pub log_fsync: bool,
     /// Tablets larger than this are split, in MiB (0 = never).
     pub split_threshold_mb: u64,
     /// How often the coordinator looks for tablets to split and balances the
@@ -103,6 +107,7 @@ impl Default for Settings {
             block_size_kb: 64,
             max_files_per_read: 8,
             compaction_mb_per_sec: 128,
+            log_fsync: true,
             split_threshold_mb: 256,
             maintenance_interval_secs: 10,
             hot_split_requests_per_sec: 5000,
@@ -159,6 +164,7 @@ const KEYS: &[&str] = &[
     "block_size_kb",
     "max_files_per_read",
     "compaction_mb_per_sec",
+    "log_fsync",
     "split_threshold_mb",
     "maintenance_interval_secs",
     "hot_split_requests_per_sec",

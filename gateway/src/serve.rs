@@ -111,6 +111,7 @@ pub(crate) fn engine_options(s: &Settings) -> EngineOptions {
     o.max_files_per_read = s.max_files_per_read;
     o.max_value_size = s.max_value_size;
     o.compaction_bytes_per_sec = s.compaction_mb_per_sec << 20;
+    o.log_fsync = s.log_fsync;
     o
 }
 

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use common::*;
@@ -32,22 +31,6 @@ fn counter(c: &mut Client, table: &[u8], row: &str, column: &str) -> i64 {
     .expect("counter read")
 }
 
-/// The value of the unlabelled sample `name` on the metrics port at `addr`.
-fn metric(addr: &str, name: &str) -> Option<f64> {
-    let mut s = std::net::TcpStream::connect(addr).expect("connect to the metrics port");
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("read");
-    reply.lines().find_map(|l| {
-        let (k, v) = l.rsplit_once(' ')?;
-        (k == name).then(|| v.parse().ok()).flatten()
-    })
-}
-
 #[test]
 fn coalesced_increments_all_land_and_survive_a_stop() {
     const THREADS: usize = 4;
@@ -55,10 +38,7 @@ fn coalesced_increments_all_land_and_survive_a_stop() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data_dir = dir.path().join("data");
     let table = b"ctr".to_vec();
-    let metrics = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").to_string()
-    };
+    let metrics = free_local_addr();
     let coalescing = [
         ("TABULA_COALESCE_INCREMENTS", "true"),
         ("TABULA_METRICS_LISTEN", metrics.as_str()),

@@ -1,7 +1,9 @@
 //! Durability of the whole server: data survives an orderly restart, every write
 //! acknowledged over Thrift survives `kill -9` of the `tabula serve` process, with no
-//! RowMutation half-applied, and a second `tabula serve` started by mistake on the
-//! same data directory is refused before it touches the first one's files.
+//! RowMutation half-applied (also with `log_fsync` off, where a synced write waits
+//! for the log's write to the OS, not its fsync, and only FSYNC_WAL puts fsync),
+//! and a second `tabula serve` started by mistake on the same data directory is
+//! refused before it touches the first one's files.
 
 mod common;
 
@@ -9,9 +11,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::t2::{fresh2, tget, tput, values};
 use common::*;
 use rand::{Rng, SeedableRng};
 use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase2::{TDurability, TTHBaseServiceSyncClient};
 
 /// The columns of a row as `column -> value`, or empty when the row is absent.
 fn row_columns(client: &mut Client, table: &[u8], row: &[u8]) -> BTreeMap<String, String> {
@@ -147,20 +151,31 @@ fn write_until_killed(
 
 #[test]
 fn acknowledged_writes_survive_kill_dash_nine() {
+    kill_nine_cycles(&[], 6, 0x7ab01a);
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_dash_nine_without_log_fsync() {
+    kill_nine_cycles(&[("TABULA_LOG_FSYNC", "false")], 4, 0x7ab01b);
+}
+
+/// `cycles` times: writers write until the server (with settings `env`) is killed
+/// with SIGKILL at a random moment; the restarted server must hold every
+/// acknowledged row, and no in-flight row half-applied.
+fn kill_nine_cycles(env: &[(&str, &str)], cycles: usize, seed: u64) {
     const WRITERS: usize = 4;
-    const CYCLES: usize = 6;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     let table = b"kill9".to_vec();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x7ab01a);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let acked: Acked = Arc::new(Mutex::new(Vec::new()));
     let mut next_seq = [0u64; WRITERS];
     {
-        let server = Tabula::start_at(&data);
+        let server = Tabula::start_at_with(&data, env);
         create(&mut server.client(), &table, &["cf"]);
     }
-    for cycle in 0..CYCLES {
-        let mut server = Tabula::start_at(&data);
+    for cycle in 0..cycles {
+        let mut server = Tabula::start_at_with(&data, env);
         let handles: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let (addr, table, acked, first) = (
@@ -183,7 +198,7 @@ fn acknowledged_writes_survive_kill_dash_nine() {
             in_flight.extend(rows.map(|s| (w, s)));
         }
 
-        let server = Tabula::start_at(&data);
+        let server = Tabula::start_at_with(&data, env);
         let mut c = server.client();
         let acked_now = acked.lock().expect("acked").clone();
         assert!(
@@ -207,6 +222,51 @@ fn acknowledged_writes_survive_kill_dash_nine() {
                 "cycle {cycle}: half-applied row {got:?}"
             );
         }
+    }
+}
+
+#[test]
+fn without_log_fsync_only_fsync_wal_puts_wait_for_an_fsync() {
+    const PUTS: usize = 30;
+    let metrics = free_local_addr();
+    let server = Tabula::start_with(&[
+        ("TABULA_LOG_FSYNC", "false"),
+        ("TABULA_METRICS_LISTEN", metrics.as_str()),
+    ]);
+    let mut c = server.client2(Framing::Buffered, Protocol::Binary);
+    let table = fresh2(&mut c, "fsyncwal", &["cf"], 1);
+    let fsyncs = || metric(&metrics, "tabula_commit_log_fsyncs_total").expect("fsync counter");
+    let put_all = |c: &mut Client2, prefix: &str, durability: Option<TDurability>| {
+        for i in 0..PUTS {
+            let mut put = tput(&format!("{prefix}{i}"), &[("cf:q", "v")], None);
+            put.durability = durability;
+            c.put(table.clone(), put).expect("put");
+        }
+    };
+
+    let before = fsyncs();
+    put_all(&mut c, "default-", None);
+    put_all(&mut c, "sync-", Some(TDurability::SYNC_WAL));
+    let after_sync = fsyncs();
+    // The background fsync runs once a second at most while the puts go on.
+    assert!(
+        after_sync - before <= 4.0,
+        "{} fsyncs for {} SYNC_WAL puts without log_fsync",
+        after_sync - before,
+        2 * PUTS
+    );
+    put_all(&mut c, "fsync-", Some(TDurability::FSYNC_WAL));
+    let after_fsync = fsyncs();
+    assert!(
+        after_fsync - after_sync >= PUTS as f64,
+        "{} fsyncs for {PUTS} FSYNC_WAL puts made one after another",
+        after_fsync - after_sync
+    );
+    for prefix in ["default-", "sync-", "fsync-"] {
+        let got = c
+            .get(table.clone(), tget(&format!("{prefix}7")))
+            .expect("get");
+        assert_eq!(values(&got).get("cf:q").map(String::as_str), Some("v"));
     }
 }
 

@@ -37,6 +37,8 @@ pub struct DeferredWrite {
     mvcc: Arc<Mvcc>,
     seq: u64,
     pos: LogPosition,
+    /// `Sync` or `Fsync`: what the log wait must achieve.
+    durability: Durability,
     published: Cell<bool>,
 }
 
@@ -50,12 +52,19 @@ impl std::fmt::Debug for DeferredWrite {
 }
 
 impl DeferredWrite {
-    pub(crate) fn new(engine: Arc<Shared>, mvcc: Arc<Mvcc>, seq: u64, pos: LogPosition) -> Self {
+    pub(crate) fn new(
+        engine: Arc<Shared>,
+        mvcc: Arc<Mvcc>,
+        seq: u64,
+        pos: LogPosition,
+        durability: Durability,
+    ) -> Self {
         DeferredWrite {
             engine,
             mvcc,
             seq,
             pos,
+            durability,
             published: Cell::new(false),
         }
     }
@@ -71,7 +80,7 @@ impl Drop for DeferredWrite {
         if self.published.get() {
             return;
         }
-        if let Err(e) = self.engine.log.sync(self.pos, Durability::Sync) {
+        if let Err(e) = self.engine.log.sync(self.pos, self.durability) {
             tracing::warn!(
                 seq = self.seq,
                 "a deferred write dropped uncompleted did not sync: {e}"
@@ -150,26 +159,28 @@ pub(crate) fn defer_with(make: impl FnOnce() -> DeferredWrite) -> bool {
 pub type SyncOutcome = std::result::Result<(), Arc<Error>>;
 
 /// Syncs every commit log the writes went to, once each, up to the last of them
-/// there (the log is written in order, so that covers every earlier one), then
+/// there (the log is written in order, so that covers every earlier one) and as
+/// hard as the strongest of them asks (an fsync covers a write to the OS), then
 /// publishes every write. One result per write, in order: the failed sync of its
 /// log, if it failed. The writes are published either way (as a write whose own
 /// wait failed is); the caller must answer the failed ones' clients with an error.
 pub fn complete(writes: &[DeferredWrite]) -> Vec<SyncOutcome> {
-    let mut logs: Vec<(&Arc<Shared>, LogPosition)> = Vec::new();
+    let mut logs: Vec<(&Arc<Shared>, LogPosition, Durability)> = Vec::new();
     for w in writes {
-        match logs.iter_mut().find(|(e, _)| Arc::ptr_eq(e, &w.engine)) {
-            Some((_, last)) if last.end() < w.pos.end() => *last = w.pos,
-            Some(_) => {}
-            None => logs.push((&w.engine, w.pos)),
+        match logs.iter_mut().find(|(e, _, _)| Arc::ptr_eq(e, &w.engine)) {
+            Some((_, last, durability)) => {
+                if last.end() < w.pos.end() {
+                    *last = w.pos;
+                }
+                *durability = durability.strongest(w.durability);
+            }
+            None => logs.push((&w.engine, w.pos, w.durability)),
         }
     }
     let synced: Vec<(&Arc<Shared>, SyncOutcome)> = logs
         .into_iter()
-        .map(|(engine, last)| {
-            (
-                engine,
-                engine.log.sync(last, Durability::Sync).map_err(Arc::new),
-            )
+        .map(|(engine, last, durability)| {
+            (engine, engine.log.sync(last, durability).map_err(Arc::new))
         })
         .collect();
     writes
@@ -246,6 +257,38 @@ mod tests {
             synced_before + 1,
             "one sync covers both"
         );
+    }
+
+    #[test]
+    fn without_log_fsync_deferred_writes_fsync_only_when_one_asks_for_fsync_wal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut opts = crate::engine::EngineOptions::new(dir.path());
+        opts.log_fsync = false;
+        opts.async_log_interval = std::time::Duration::from_secs(3600);
+        let (engine, tablet) = Engine::with_one_tablet_and(opts, "a");
+        let fsyncs = engine.log_fsyncs();
+        let writes = deferred_puts(&tablet, &["r", "s"]);
+        assert!(complete(&writes).iter().all(|r| r.is_ok()));
+        assert_eq!(cells(&tablet, "s"), 1);
+        assert_eq!(engine.log_fsyncs(), fsyncs, "written to the OS, no fsync");
+        let stats = engine.log_stats();
+        assert!(stats.written_bytes >= stats.appended_bytes, "{stats:?}");
+
+        let scope = DeferScope::enter();
+        tablet
+            .mutate(&put("t", "v"), Durability::Fsync)
+            .expect("put");
+        tablet
+            .mutate(&put("u", "v"), Durability::Sync)
+            .expect("put");
+        let writes = scope.take();
+        assert_eq!(writes.len(), 2, "FSYNC_WAL writes are deferred too");
+        drop(scope);
+        assert!(complete(&writes).iter().all(|r| r.is_ok()));
+        assert_eq!(cells(&tablet, "t"), 1);
+        assert_eq!(engine.log_fsyncs(), fsyncs + 1, "one fsync for the set");
+        let stats = engine.log_stats();
+        assert!(stats.synced_bytes >= stats.appended_bytes, "{stats:?}");
     }
 
     #[test]

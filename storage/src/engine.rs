@@ -67,8 +67,13 @@ pub struct EngineOptions {
     pub log_segment_size: u64,
     /// Log segments kept before the tablets holding the oldest one are flushed.
     pub max_log_segments: usize,
-    /// Interval of the asynchronous log flush (Durability::Async).
+    /// Interval of the asynchronous log flush (Durability::Async, and the fsync of
+    /// `Sync` writes when `log_fsync` is off).
     pub async_log_interval: Duration,
+    /// `Durability::Sync` waits for the log's fsync (true) or only for its write
+    /// to the OS (false: HBase's `hbase.wal.hsync=false`; the log is then written
+    /// through the page cache).
+    pub log_fsync: bool,
     /// Run flushes and compactions on background threads (tests may turn it off
     /// and call them directly).
     pub background_work: bool,
@@ -105,6 +110,7 @@ impl EngineOptions {
             log_segment_size: 64 << 20,
             max_log_segments: 16,
             async_log_interval: Duration::from_secs(1),
+            log_fsync: true,
             background_work: true,
             clock: system_clock(),
         }
@@ -259,7 +265,10 @@ impl Engine {
         let log_opts = LogOptions {
             segment_size: opts.log_segment_size,
             async_flush_interval: opts.async_log_interval,
-            ..LogOptions::default()
+            // Direct I/O makes each write wait for the device: worth it when an
+            // fsync follows, not when the write to the OS is the whole wait.
+            direct_io: opts.log_fsync,
+            fsync: opts.log_fsync,
         };
         // A data directory is one server's (log under `log/`) or shared by servers
         // that each keep their log apart (`log_dir` set): one process alone
@@ -324,7 +333,15 @@ impl Engine {
     /// `t` covering every row, with the one family `family`.
     #[cfg(test)]
     pub(crate) fn with_one_tablet(dir: &Path, family: &'static str) -> (Engine, Arc<Tablet>) {
-        let mut opts = EngineOptions::new(dir);
+        Self::with_one_tablet_and(EngineOptions::new(dir), family)
+    }
+
+    /// [`Engine::with_one_tablet`] with other options (background work off).
+    #[cfg(test)]
+    pub(crate) fn with_one_tablet_and(
+        mut opts: EngineOptions,
+        family: &'static str,
+    ) -> (Engine, Arc<Tablet>) {
         opts.background_work = false;
         let engine = Engine::open(opts).expect("engine");
         let schema = crate::schema::TableSchema::new(

@@ -122,7 +122,13 @@ impl RowMutation {
 /// How hard a write is made durable before it is acknowledged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Logged and fsynced (shared with concurrent writers) before returning.
+    /// Logged and fsynced before returning (HBase FSYNC_WAL), whatever the log's
+    /// `fsync` option says; the fsync is shared with concurrent writers.
+    Fsync,
+    /// Logged before returning (HBase SYNC_WAL): fsynced, shared with concurrent
+    /// writers, or, when the log's `fsync` option is off, written to the OS and
+    /// fsynced in the background (HBase's hflush), which survives the server's
+    /// crash but not the machine's.
     #[default]
     Sync,
     /// Logged; flushed to the OS in the background, fsynced periodically.
@@ -130,6 +136,31 @@ pub enum Durability {
     /// Not logged at all (HBase `writeToWAL=false` / SKIP_WAL): lost on a crash
     /// until the memtable is flushed.
     Skip,
+}
+
+impl Durability {
+    /// Whether the caller waits for the log before the write is acknowledged.
+    pub fn waits_for_log(self) -> bool {
+        matches!(self, Durability::Fsync | Durability::Sync)
+    }
+
+    /// The stronger of two modes: a row whose mutations ask for several gets the
+    /// strongest.
+    pub fn strongest(self, other: Durability) -> Durability {
+        fn rank(d: Durability) -> u8 {
+            match d {
+                Durability::Skip => 0,
+                Durability::Async => 1,
+                Durability::Sync => 2,
+                Durability::Fsync => 3,
+            }
+        }
+        if rank(self) >= rank(other) {
+            self
+        } else {
+            other
+        }
+    }
 }
 
 /// Validates a row key.

@@ -76,29 +76,14 @@ pub fn namespace_of(name: &[u8]) -> String {
     }
 }
 
-/// The commit-log mode of a TDurability (unset = the default, a synced log).
+/// The commit-log mode of a TDurability (unset and USE_DEFAULT = SYNC_WAL, whose
+/// wait the server's `log_fsync` setting makes an fsync or a write to the OS).
 pub fn durability(d: Option<TDurability>) -> Durability {
     match d {
         Some(TDurability::SKIP_WAL) => Durability::Skip,
         Some(TDurability::ASYNC_WAL) => Durability::Async,
+        Some(TDurability::FSYNC_WAL) => Durability::Fsync,
         _ => Durability::Sync,
-    }
-}
-
-/// The weaker of two commit-log modes a row's mutations ask for is used only when
-/// all of them ask for it: the strongest wins.
-pub fn strongest(a: Durability, b: Durability) -> Durability {
-    fn rank(d: Durability) -> u8 {
-        match d {
-            Durability::Skip => 0,
-            Durability::Async => 1,
-            Durability::Sync => 2,
-        }
-    }
-    if rank(a) >= rank(b) {
-        a
-    } else {
-        b
     }
 }
 

@@ -15,9 +15,7 @@ use tabula_thrift::hbase2::{
     TAppend, TCompareOperator, TDelete, TGet, TIncrement, TMutation, TPut, TResult, TRowMutations,
 };
 
-use super::convert::{
-    compare_op, delete_mutation, durability, get_request, put_mutation, strongest, tresult,
-};
+use super::convert::{compare_op, delete_mutation, durability, get_request, put_mutation, tresult};
 use super::errors::{Thrift2Error, Thrift2Result};
 use super::Thrift2Handler;
 use crate::backend::{mutate_in_runs, BackendError};
@@ -288,7 +286,7 @@ fn row_mutations(mutations: TRowMutations) -> Thrift2Result<(RowMutation, Durabi
         rm.mutations.extend(part.mutations);
         d = Some(match d {
             None => pd,
-            Some(prev) => strongest(prev, pd),
+            Some(prev) => prev.strongest(pd),
         });
     }
     Ok((rm, d.unwrap_or_default()))

@@ -764,3 +764,26 @@ pub fn data_dir_with_second_name(dir: &Path) -> (PathBuf, PathBuf) {
     std::os::unix::fs::symlink(&data, &data2).expect("symlink");
     (data, data2)
 }
+
+/// The value of the unlabelled sample `name` on the metrics port at `addr`.
+pub fn metric(addr: &str, name: &str) -> Option<f64> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(addr).expect("connect to the metrics port");
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("read");
+    reply.lines().find_map(|l| {
+        let (k, v) = l.rsplit_once(' ')?;
+        (k == name).then(|| v.parse().ok()).flatten()
+    })
+}
+
+/// A loopback address with a port free a moment ago (for a fixed metrics port).
+pub fn free_local_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").to_string()
+}

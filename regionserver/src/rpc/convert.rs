@@ -159,6 +159,7 @@ pub fn mutation_from_wire(mutation: Option<pb::RowMutation>) -> RsResult<RowMuta
 
 pub fn durability_to_wire(durability: Durability) -> i32 {
     (match durability {
+        Durability::Fsync => pb::Durability::Fsync,
         Durability::Sync => pb::Durability::Sync,
         Durability::Async => pb::Durability::Async,
         Durability::Skip => pb::Durability::Skip,
@@ -168,6 +169,7 @@ pub fn durability_to_wire(durability: Durability) -> i32 {
 pub fn durability_from_wire(durability: i32) -> RsResult<Durability> {
     Ok(
         match pb::Durability::try_from(durability).map_err(|_| malformed("durability"))? {
+            pb::Durability::Fsync => Durability::Fsync,
             pb::Durability::Sync => Durability::Sync,
             pb::Durability::Async => Durability::Async,
             pb::Durability::Skip => Durability::Skip,
@@ -605,6 +607,19 @@ mod tests {
             assert_eq!(back[0].load_split, load_split);
             assert_eq!(back[0].requests, report[0].requests);
         }
+    }
+
+    #[test]
+    fn every_durability_round_trips_and_an_unknown_one_is_refused() {
+        for d in [
+            Durability::Fsync,
+            Durability::Sync,
+            Durability::Async,
+            Durability::Skip,
+        ] {
+            assert_eq!(durability_from_wire(durability_to_wire(d)).unwrap(), d);
+        }
+        assert!(durability_from_wire(99).is_err());
     }
 
     #[test]

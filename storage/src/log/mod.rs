@@ -10,8 +10,10 @@
 //! sequence number) or know about memtables and SSTables.
 //!
 //! Records of all tablets are appended, in call order, to a buffer; a segment file
-//! is written from that buffer in large chunks. `sync` with [`Durability::Sync`]
-//! waits for an fsync shared with every concurrent caller; `Async` data is written
+//! is written from that buffer in large chunks. `sync` with [`Durability::Fsync`]
+//! waits for an fsync shared with every concurrent caller, and so does
+//! [`Durability::Sync`] unless [`LogOptions::fsync`] is off (then it waits for the
+//! write to the OS); `Async` data (and unsynced `Sync` data) is written
 //! and fsynced by a background thread at least every
 //! [`LogOptions::async_flush_interval`]. The log rotates to a new segment file when
 //! the current one reaches [`LogOptions::segment_size`], and deletes a closed
@@ -64,6 +66,9 @@ pub struct LogOptions {
     /// Write segments with direct I/O where the file system allows it (see
     /// `direct`); otherwise through the page cache.
     pub direct_io: bool,
+    /// `Sync` waits for an fsync (true) or only for the write to the OS (false,
+    /// HBase's `hbase.wal.hsync=false`); `Fsync` always waits for an fsync.
+    pub fsync: bool,
 }
 
 impl Default for LogOptions {
@@ -72,6 +77,7 @@ impl Default for LogOptions {
             segment_size: 64 << 20,
             async_flush_interval: Duration::from_secs(1),
             direct_io: true,
+            fsync: true,
         }
     }
 }
@@ -120,6 +126,8 @@ pub struct CommitLog {
     /// The log directory, canonicalized (to recognise the log's own files).
     canonical_dir: PathBuf,
     background: Mutex<Option<JoinHandle<()>>>,
+    /// Whether `Sync` waits for an fsync ([`LogOptions::fsync`]).
+    fsync: bool,
 }
 
 impl CommitLog {
@@ -181,6 +189,7 @@ impl CommitLog {
             shared,
             canonical_dir,
             background: Mutex::new(Some(background)),
+            fsync: opts.fsync,
         };
         Ok((log, existing.into_iter().map(|(_, path)| path).collect()))
     }
@@ -199,12 +208,17 @@ impl CommitLog {
     }
 
     /// Makes the record at `pos` (and everything before it) as durable as asked.
-    /// `Sync` returns once it is written and fsynced, sharing the fsync with
-    /// concurrent callers; `Async` (and `Skip`) return at once, leaving the write
-    /// to the background thread. Errors with `Poisoned` after a failed write.
+    /// `Fsync` returns once it is written and fsynced, sharing the fsync with
+    /// concurrent callers, and so does `Sync` unless the log's `fsync` option is
+    /// off: then `Sync` returns once it is written to the OS (the background
+    /// thread fsyncs it within `async_flush_interval`). `Async` (and `Skip`)
+    /// return at once, leaving the write to the background thread. Errors with
+    /// `Poisoned` after a failed write.
     pub fn sync(&self, pos: LogPosition, durability: Durability) -> Result<()> {
         match durability {
-            Durability::Sync => self.shared.flush(pos.end(), FlushGoal::Synced),
+            Durability::Fsync => self.shared.flush(pos.end(), FlushGoal::Synced),
+            Durability::Sync if self.fsync => self.shared.flush(pos.end(), FlushGoal::Synced),
+            Durability::Sync => self.shared.flush(pos.end(), FlushGoal::Written),
             Durability::Async | Durability::Skip => self.shared.state.lock().check_poison(),
         }
     }
@@ -418,6 +432,67 @@ mod tests {
         let mut replay = replay_segments(&paths, None).unwrap();
         let records = replay.by_ref().map(|r| r.unwrap()).collect();
         (records, replay.stats().clone())
+    }
+
+    #[test]
+    fn without_fsync_a_synced_write_waits_for_the_os_and_fsync_wal_still_fsyncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            fsync: false,
+            direct_io: false,
+            ..quiet_opts(1 << 20)
+        };
+        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
+        let fsyncs = log.stats().fsyncs;
+        let pos = log.append(1, 1, b"written, not fsynced").unwrap();
+        log.sync(pos, Durability::Sync).unwrap();
+        let stats = log.stats();
+        assert!(stats.written_bytes >= pos.end(), "{stats:?}");
+        assert!(stats.synced_bytes < pos.end(), "no fsync: {stats:?}");
+        assert_eq!(stats.fsyncs, fsyncs);
+        // What the OS holds survives the process: another reader sees it.
+        let (records, _) = replay_dir(dir.path());
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].payload, b"written, not fsynced");
+
+        let pos = log.append(1, 2, b"fsynced").unwrap();
+        log.sync(pos, Durability::Fsync).unwrap();
+        let stats = log.stats();
+        assert!(stats.synced_bytes >= pos.end(), "{stats:?}");
+        assert!(stats.fsyncs > fsyncs);
+        log.close().unwrap();
+    }
+
+    #[test]
+    fn with_fsync_a_synced_write_waits_for_the_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, _) = CommitLog::open(dir.path(), quiet_opts(1 << 20)).unwrap();
+        let pos = log.append(1, 1, b"fsynced").unwrap();
+        log.sync(pos, Durability::Sync).unwrap();
+        assert!(log.stats().synced_bytes >= pos.end());
+        log.close().unwrap();
+    }
+
+    #[test]
+    fn without_fsync_the_background_thread_fsyncs_what_synced_writes_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            fsync: false,
+            ..small_opts()
+        };
+        let (log, _) = CommitLog::open(dir.path(), opts).unwrap();
+        let pos = log.append(1, 1, b"fsynced later").unwrap();
+        log.sync(pos, Durability::Sync).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while log.stats().synced_bytes < pos.end() {
+            assert!(
+                Instant::now() < deadline,
+                "never fsynced: {:?}",
+                log.stats()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        log.close().unwrap();
     }
 
     #[test]

@@ -277,7 +277,7 @@ impl Tablet {
     /// publication are left in the thread's scope and the write returns at once,
     /// neither durable nor visible until the scope's taker completes it.
     pub(crate) fn finish_or_defer(&self, pending: PendingWrite) -> Result<()> {
-        let Some((pos, Durability::Sync)) = pending.log else {
+        let Some((pos, durability)) = pending.log.filter(|(_, d)| d.waits_for_log()) else {
             return self.finish(pending);
         };
         let deferred = deferred::defer_with(|| {
@@ -286,6 +286,7 @@ impl Tablet {
                 Arc::clone(&self.mvcc),
                 pending.seq,
                 pos,
+                durability,
             )
         });
         if deferred {
