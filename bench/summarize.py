@@ -135,6 +135,14 @@ def section_redis(runs, out):
 BUFFERED_ROWS = 100
 
 
+def paper_row(what, paper, run):
+    """One row of the Bigtable table: Tabula's run beside the paper's figure."""
+    rate = run["units_per_sec"]
+    times = rate / paper
+    return "| %s | %s | %s | %.1fx | >= 10x %s | %.2f |" % (
+        what, fmt(paper), fmt(rate), times, verdict(times >= 10), p99_ms(run))
+
+
 def section_bigtable(runs):
     present = [(w, n, f, find(runs, "bigtable", w)) for (w, n, f) in BIGTABLE_PAPER]
     if not any(r for (_, _, _, r) in present):
@@ -146,42 +154,26 @@ def section_bigtable(runs):
         "|---|---:|---:|---:|---:|---|",
     ]
     for workload, name, paper, run in present:
-        if not run:
-            continue
-        rate = run["units_per_sec"]
-        times = rate / paper
-        lines.append(
-            "| %s (`%s`) | %s | %s | %.1fx | >= 10x %s | %.2f |"
-            % (name, workload, fmt(paper), fmt(rate), times, verdict(times >= 10), p99_ms(run))
-        )
+        if run:
+            lines.append(paper_row("%s (`%s`)" % (name, workload), paper, run))
     # The writes again through a client-side write buffer (mutateRows of
     # BUFFERED_ROWS rows, synced commit log), as HBase's PerformanceEvaluation
     # writes by default, and the random reads as multi-gets of as many rows (its
     # --multiGet).
     for workload, name, paper in BIGTABLE_PAPER:
         run = find(runs, "bigtable-buffered", workload)
-        if not run:
-            continue
-        rate = run["units_per_sec"]
-        times = rate / paper
-        call = "getRowsWithColumns" if "read" in workload else "mutateRows"
-        how = "batched" if "read" in workload else "buffered"
-        lines.append(
-            "| %s, %s (`%s`, %d-row %s) | %s | %s | %.1fx | >= 10x %s | %.2f |"
-            % (name, how, workload, BUFFERED_ROWS, call, fmt(paper), fmt(rate), times, verdict(times >= 10), p99_ms(run))
-        )
+        if run:
+            call = "getRowsWithColumns" if "read" in workload else "mutateRows"
+            how = "batched" if "read" in workload else "buffered"
+            what = "%s, %s (`%s`, %d-row %s)" % (name, how, workload, BUFFERED_ROWS, call)
+            lines.append(paper_row(what, paper, run))
     # The one-row writes against a server with log_fsync = false (a synced write
     # waits for the log's write to the OS, HBase's default hflush).
     for workload, name, paper in BIGTABLE_PAPER:
         run = find(runs, "bigtable-hflush", workload)
-        if not run:
-            continue
-        rate = run["units_per_sec"]
-        times = rate / paper
-        lines.append(
-            "| %s, log written to the OS (`%s`, `log_fsync = false`) | %s | %s | %.1fx | >= 10x %s | %.2f |"
-            % (name, workload, fmt(paper), fmt(rate), times, verdict(times >= 10), p99_ms(run))
-        )
+        if run:
+            what = "%s, log written to the OS (`%s`, `log_fsync = false`)" % (name, workload)
+            lines.append(paper_row(what, paper, run))
     return lines + [""]
 
 

@@ -5,37 +5,10 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
-
-/// A free loopback port for the metrics server.
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").to_string()
-}
-
-/// `GET path` on `addr`: the status code and the body.
-fn http_get(addr: &str, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).expect("connect to the metrics port");
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).expect("read");
-    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, body.to_owned())
-}
 
 /// The value of the sample `name{labels}` (labels as printed, `""` for none).
 fn sample(text: &str, name: &str, labels: &str) -> Option<f64> {
@@ -52,7 +25,7 @@ fn sample(text: &str, name: &str, labels: &str) -> Option<f64> {
 
 #[test]
 fn metrics_follow_calls_tablets_and_the_commit_log() {
-    let addr = free_port();
+    let addr = free_local_addr();
     let server = Tabula::start_with(&[
         ("TABULA_METRICS_LISTEN", addr.as_str()),
         ("TABULA_MAINTENANCE_INTERVAL_SECS", "1"),

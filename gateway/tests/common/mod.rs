@@ -765,18 +765,30 @@ pub fn data_dir_with_second_name(dir: &Path) -> (PathBuf, PathBuf) {
     (data, data2)
 }
 
-/// The value of the unlabelled sample `name` on the metrics port at `addr`.
-pub fn metric(addr: &str, name: &str) -> Option<f64> {
+/// `GET path` over HTTP on `addr`: the status code and the body.
+pub fn http_get(addr: &str, path: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut s = TcpStream::connect(addr).expect("connect to the metrics port");
     write!(
         s,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
     .expect("send");
     let mut reply = String::new();
     s.read_to_string(&mut reply).expect("read");
-    reply.lines().find_map(|l| {
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, body.to_owned())
+}
+
+/// The value of the unlabelled sample `name` on the metrics port at `addr`.
+pub fn metric(addr: &str, name: &str) -> Option<f64> {
+    let (_, body) = http_get(addr, "/metrics");
+    body.lines().find_map(|l| {
         let (k, v) = l.rsplit_once(' ')?;
         (k == name).then(|| v.parse().ok()).flatten()
     })
