@@ -514,6 +514,7 @@ mod tests {
                     families: Vec::new(),
                     enabled: true,
                     created_ms: 0,
+                    durability: None,
                 };
                 let loc = TabletLocation {
                     table: b(table),

@@ -299,6 +299,7 @@ pub fn system_tables() -> Vec<TableDescriptor> {
             families: catalog_schema(n).families().to_vec(),
             enabled: true,
             created_ms: 0,
+            durability: None,
         })
         .collect()
 }

@@ -585,6 +585,15 @@ impl Coordinator {
             .map(|t| t.enabled)
     }
 
+    /// The durability a user table gives writes that name none (`Some(None)`:
+    /// USE_DEFAULT); `None` when there is no such table. Copies nothing.
+    pub fn table_durability(&self, name: &[u8]) -> Option<Option<tabula_storage::Durability>> {
+        self.tables
+            .load()
+            .get(canonical_slice(name))
+            .map(|t| t.durability)
+    }
+
     fn table_or_err(&self, name: &[u8]) -> CoordResult<TableDescriptor> {
         self.table(name)
             .ok_or_else(|| CoordError::TableNotFound(shown(name)))

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use tabula_storage::coding::{put_bytes, put_varint, Reader};
 use tabula_storage::{
-    BloomType, Compression, CompressionName, FamilySchema, KeepDeleted, TableSchema,
+    BloomType, Compression, CompressionName, Durability, FamilySchema, KeepDeleted, TableSchema,
 };
 
 /// The namespace of tables named without one.
@@ -25,8 +25,9 @@ const VERSION: u8 = 1;
 /// Table descriptors: version 2 added each family's min versions, version 3
 /// whether it keeps deleted cells, version 4 the compression's name as the client
 /// gave it (older versions are still read: min versions 0, deleted cells not
-/// kept, compression named NONE or ZSTD).
-const TABLE_VERSION: u8 = 4;
+/// kept, compression named NONE or ZSTD), version 5 the table's durability (older
+/// versions: none set).
+const TABLE_VERSION: u8 = 5;
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,9 @@ pub struct TableDescriptor {
     pub enabled: bool,
     /// Creation time in ms (region ids derive from it).
     pub created_ms: i64,
+    /// The commit-log mode of writes that name none (HBase's table DURABILITY;
+    /// `None` is USE_DEFAULT: a synced log).
+    pub durability: Option<Durability>,
 }
 
 impl TableDescriptor {
@@ -87,6 +91,13 @@ impl TableDescriptor {
             out.push(u8::from(f.block_cache));
             out.push(u8::from(f.in_memory));
         }
+        out.push(match self.durability {
+            None => 0,
+            Some(Durability::Skip) => 1,
+            Some(Durability::Async) => 2,
+            Some(Durability::Sync) => 3,
+            Some(Durability::Fsync) => 4,
+        });
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_be_bytes());
         out
@@ -165,11 +176,24 @@ impl TableDescriptor {
                 in_memory,
             });
         }
+        let durability = if version >= 5 {
+            match r.u8()? {
+                0 => None,
+                1 => Some(Durability::Skip),
+                2 => Some(Durability::Async),
+                3 => Some(Durability::Sync),
+                4 => Some(Durability::Fsync),
+                _ => return None,
+            }
+        } else {
+            None
+        };
         (r.remaining() == 0).then_some(TableDescriptor {
             name,
             families,
             enabled,
             created_ms,
+            durability,
         })
     }
 }
@@ -365,9 +389,23 @@ mod tests {
             ],
             enabled: true,
             created_ms: 1234,
+            durability: Some(Durability::Fsync),
         };
         let enc = d.encode();
-        assert_eq!(TableDescriptor::decode(&enc), Some(d));
+        assert_eq!(TableDescriptor::decode(&enc), Some(d.clone()));
+        for durability in [
+            None,
+            Some(Durability::Skip),
+            Some(Durability::Async),
+            Some(Durability::Sync),
+            Some(Durability::Fsync),
+        ] {
+            let d = TableDescriptor {
+                durability,
+                ..d.clone()
+            };
+            assert_eq!(TableDescriptor::decode(&d.encode()), Some(d));
+        }
         for i in 0..enc.len() {
             let mut bad = enc.clone();
             bad[i] ^= 1;
@@ -405,7 +443,7 @@ mod tests {
                 .ttl(Some(60))
                 .compression(Compression::Zstd(3))]
         );
-        assert_eq!((d.enabled, d.created_ms), (true, 99));
+        assert_eq!((d.enabled, d.created_ms, d.durability), (true, 99, None));
         // Written again, it is the current version and reads back the same.
         assert_eq!(d.encode()[4], TABLE_VERSION);
         assert_eq!(TableDescriptor::decode(&d.encode()), Some(d));

@@ -196,7 +196,7 @@ fn many_tablets_spread_evenly_with_one_report_per_server() {
 
     let splits: Vec<Bytes> = (1..60).map(|i| Bytes::from(format!("row{i:03}"))).collect();
     coord
-        .create_table(TABLE, vec![FamilySchema::new(&b"f"[..])], splits)
+        .create_table(TABLE, vec![FamilySchema::new(&b"f"[..])], splits, None)
         .expect("table created");
     assert_eq!(
         reports_asked(&servers),

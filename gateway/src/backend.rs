@@ -21,6 +21,9 @@ pub struct TableInfo {
     /// Column families, sorted by name.
     pub families: Vec<FamilySchema>,
     pub enabled: bool,
+    /// The commit-log mode of writes that name none (HBase's table DURABILITY;
+    /// `None`: USE_DEFAULT, a synced log).
+    pub durability: Option<Durability>,
 }
 
 /// One region (tablet) of a table, as HBase's region APIs describe it.
@@ -198,12 +201,18 @@ pub trait Backend: Send + Sync {
     /// System tables (`hbase:meta` and friends), for Thrift2's includeSysTables.
     fn list_system_tables(&self) -> BackendResult<Vec<TableInfo>>;
     fn table(&self, name: &[u8]) -> BackendResult<TableInfo>;
-    /// Creates a table with one region per split key + 1.
+    /// The commit-log mode the table gives writes that name none (a Thrift2 write
+    /// with no TDurability or USE_DEFAULT); a synced log unless the table says
+    /// otherwise. On the write path: implementations must not copy the table.
+    fn table_durability(&self, name: &[u8]) -> BackendResult<Durability>;
+    /// Creates a table with one region per split key + 1 whose writes that name
+    /// no durability get `durability` (`None`: a synced log).
     fn create_table(
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> BackendResult<()>;
     /// The table must be disabled.
     fn delete_table(&self, name: &[u8]) -> BackendResult<()>;
@@ -215,8 +224,14 @@ pub trait Backend: Send + Sync {
     fn add_family(&self, table: &[u8], family: FamilySchema) -> BackendResult<()>;
     fn modify_family(&self, table: &[u8], family: FamilySchema) -> BackendResult<()>;
     fn delete_family(&self, table: &[u8], family: &[u8]) -> BackendResult<()>;
-    /// Replaces the whole family list (Thrift2 modifyTable).
-    fn modify_table(&self, table: &[u8], families: Vec<FamilySchema>) -> BackendResult<()>;
+    /// Replaces the whole family list and the table's durability (Thrift2
+    /// modifyTable).
+    fn modify_table(
+        &self,
+        table: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> BackendResult<()>;
     /// Compacts a table, or one region when given a region name.
     fn compact(&self, table_or_region: &[u8], major: bool) -> BackendResult<()>;
     /// The table's regions in row order; a missing table gives NotFound.

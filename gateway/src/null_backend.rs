@@ -175,11 +175,16 @@ impl Backend for NullBackend {
         self.with_table(name, |t| Ok(t.clone()))
     }
 
+    fn table_durability(&self, name: &[u8]) -> BackendResult<Durability> {
+        self.with_table(name, |t| Ok(t.durability.unwrap_or_default()))
+    }
+
     fn create_table(
         &self,
         name: &[u8],
         mut families: Vec<FamilySchema>,
         _split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> BackendResult<()> {
         let mut tables = self.tables.lock();
         if tables.contains_key(name) {
@@ -193,6 +198,7 @@ impl Backend for NullBackend {
                 name,
                 families,
                 enabled: true,
+                durability,
             },
         );
         Ok(())
@@ -277,10 +283,16 @@ impl Backend for NullBackend {
         })
     }
 
-    fn modify_table(&self, table: &[u8], mut families: Vec<FamilySchema>) -> BackendResult<()> {
+    fn modify_table(
+        &self,
+        table: &[u8],
+        mut families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> BackendResult<()> {
         self.with_table(table, |t| {
             families.sort_by(|a, b| a.name.cmp(&b.name));
             t.families = families;
+            t.durability = durability;
             Ok(())
         })
     }
@@ -429,9 +441,10 @@ mod tests {
     #[test]
     fn tables_can_be_created_listed_and_dropped() {
         let b = NullBackend::new(10);
-        b.create_table(b"t", vec![family("cf")], vec![]).unwrap();
+        b.create_table(b"t", vec![family("cf")], vec![], None)
+            .unwrap();
         assert!(matches!(
-            b.create_table(b"t", vec![family("cf")], vec![]),
+            b.create_table(b"t", vec![family("cf")], vec![], None),
             Err(BackendError::TableExists(_))
         ));
         assert_eq!(b.list_tables().unwrap().len(), 1);
@@ -455,7 +468,7 @@ mod tests {
     #[test]
     fn gets_return_one_fixed_size_cell_per_column() {
         let b = NullBackend::new(1000);
-        b.create_table(b"t", vec![family("a"), family("b")], vec![])
+        b.create_table(b"t", vec![family("a"), family("b")], vec![], None)
             .unwrap();
         let row = Bytes::from_static(b"r");
         let spec = ReadSpec {

@@ -72,11 +72,16 @@ impl Backend for ReadOnlyBackend {
         self.inner.table(name)
     }
 
+    fn table_durability(&self, name: &[u8]) -> BackendResult<Durability> {
+        self.inner.table_durability(name)
+    }
+
     fn create_table(
         &self,
         _name: &[u8],
         _families: Vec<FamilySchema>,
         _split_keys: Vec<Bytes>,
+        _durability: Option<Durability>,
     ) -> BackendResult<()> {
         refused()
     }
@@ -109,7 +114,12 @@ impl Backend for ReadOnlyBackend {
         refused()
     }
 
-    fn modify_table(&self, _table: &[u8], _families: Vec<FamilySchema>) -> BackendResult<()> {
+    fn modify_table(
+        &self,
+        _table: &[u8],
+        _families: Vec<FamilySchema>,
+        _durability: Option<Durability>,
+    ) -> BackendResult<()> {
         refused()
     }
 

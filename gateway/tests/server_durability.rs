@@ -2,8 +2,9 @@
 //! acknowledged over Thrift survives `kill -9` of the `tabula serve` process, with no
 //! RowMutation half-applied (also with `log_fsync` off, where a synced write waits
 //! for the log's write to the OS, not its fsync, and only FSYNC_WAL puts fsync),
-//! and a second `tabula serve` started by mistake on the same data directory is
-//! refused before it touches the first one's files.
+//! a table's own durability (Thrift2 TTableDescriptor.durability) is what writes
+//! naming none get, and a second `tabula serve` started by mistake on the same data
+//! directory is refused before it touches the first one's files.
 
 mod common;
 
@@ -11,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::t2::{fresh2, tget, tput, values};
+use common::t2::{family, fresh2, table_desc, tget, tname, tput, values};
 use common::*;
 use rand::{Rng, SeedableRng};
 use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
@@ -265,6 +266,72 @@ fn without_log_fsync_only_fsync_wal_puts_wait_for_an_fsync() {
     for prefix in ["default-", "sync-", "fsync-"] {
         let got = c
             .get(table.clone(), tget(&format!("{prefix}7")))
+            .expect("get");
+        assert_eq!(values(&got).get("cf:q").map(String::as_str), Some("v"));
+    }
+}
+
+#[test]
+fn a_tables_durability_applies_to_writes_that_name_none() {
+    const PUTS: usize = 20;
+    let metrics = free_local_addr();
+    let server = Tabula::start_with(&[
+        ("TABULA_LOG_FSYNC", "false"),
+        ("TABULA_METRICS_LISTEN", metrics.as_str()),
+    ]);
+    let mut c = server.client2(Framing::Buffered, Protocol::Binary);
+    let fsyncs = || metric(&metrics, "tabula_commit_log_fsyncs_total").expect("fsync counter");
+    let appended =
+        || metric(&metrics, "tabula_commit_log_appended_bytes_total").expect("appended counter");
+    let table = b"durable_table".to_vec();
+    let mut desc = table_desc(&table, vec![family("cf", Some(1))]);
+    desc.durability = Some(TDurability::FSYNC_WAL);
+    c.create_table(desc.clone(), Vec::new())
+        .expect("createTable");
+    let described = c.get_table_descriptor(tname(&table)).expect("descriptor");
+    assert_eq!(described.durability, Some(TDurability::FSYNC_WAL));
+    let put_all = |c: &mut Client2, prefix: &str, durability: Option<TDurability>| {
+        for i in 0..PUTS {
+            let mut put = tput(&format!("{prefix}{i}"), &[("cf:q", "v")], None);
+            put.durability = durability;
+            c.put(table.clone(), put).expect("put");
+        }
+    };
+
+    // Unset and USE_DEFAULT take the table's FSYNC_WAL: an fsync per put.
+    let before = fsyncs();
+    put_all(&mut c, "unset-", None);
+    put_all(&mut c, "default-", Some(TDurability::USE_DEFAULT));
+    let after_default = fsyncs();
+    assert!(
+        after_default - before >= (2 * PUTS) as f64,
+        "{} fsyncs for {} puts to an FSYNC_WAL table",
+        after_default - before,
+        2 * PUTS
+    );
+    // A put naming its durability keeps it.
+    put_all(&mut c, "sync-", Some(TDurability::SYNC_WAL));
+    assert!(fsyncs() - after_default <= 4.0, "SYNC_WAL puts fsynced");
+
+    // modifyTable replaces it: SKIP_WAL writes nothing to the log.
+    desc.durability = Some(TDurability::SKIP_WAL);
+    c.modify_table(desc.clone()).expect("modifyTable");
+    let described = c.get_table_descriptor(tname(&table)).expect("descriptor");
+    assert_eq!(described.durability, Some(TDurability::SKIP_WAL));
+    let before = appended();
+    put_all(&mut c, "skip-", None);
+    assert_eq!(appended(), before, "a SKIP_WAL table's puts were logged");
+    put_all(&mut c, "logged-", Some(TDurability::ASYNC_WAL));
+    assert!(appended() > before, "a put naming ASYNC_WAL is logged");
+
+    // A descriptor without one is USE_DEFAULT again.
+    desc.durability = None;
+    c.modify_table(desc).expect("modifyTable");
+    let described = c.get_table_descriptor(tname(&table)).expect("descriptor");
+    assert_eq!(described.durability, Some(TDurability::USE_DEFAULT));
+    for prefix in ["unset-", "default-", "sync-", "skip-", "logged-"] {
+        let got = c
+            .get(table.clone(), tget(&format!("{prefix}3")))
             .expect("get");
         assert_eq!(values(&got).get("cf:q").map(String::as_str), Some("v"));
     }

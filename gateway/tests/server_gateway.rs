@@ -12,11 +12,11 @@ mod etcd;
 use std::path::Path;
 use std::time::Duration;
 
-use common::t2::{family, table_desc};
+use common::t2::{family, table_desc, tname};
 use common::*;
 use etcd::EtcdServer;
 use tabula_thrift::hbase::THbaseSyncClient;
-use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
+use tabula_thrift::hbase2::{TDurability, TTHBaseServiceSyncClient};
 
 const ROWS: usize = 200;
 
@@ -81,8 +81,25 @@ fn a_gateway_of_its_own_serves_admin_calls_and_rows() {
         .iter()
         .map(|k| k.as_bytes().to_vec())
         .collect();
-    g2.create_table(table_desc(b"remote", vec![family("cf", None)]), splits)
+    let mut desc = table_desc(b"remote", vec![family("cf", None)]);
+    desc.durability = Some(TDurability::ASYNC_WAL);
+    g2.create_table(desc, splits)
         .expect("createTable through the gateway");
+    // The table's durability went over the coordinator's RPC and comes back from
+    // both processes (the gateway's through etcd).
+    let mut s2 = serve.client2(Framing::Buffered, Protocol::Binary);
+    let stored = s2
+        .get_table_descriptor(tname(b"remote"))
+        .expect("descriptor");
+    assert_eq!(stored.durability, Some(TDurability::ASYNC_WAL));
+    wait_for(
+        "the gateway seeing the table's durability",
+        Duration::from_secs(10),
+        || {
+            g2.get_table_descriptor(tname(b"remote"))
+                .is_ok_and(|d| d.durability == Some(TDurability::ASYNC_WAL))
+        },
+    );
     let mut g = gw.client();
     assert!(table_names(&mut g).contains(&"remote".to_owned()));
     let regions = g

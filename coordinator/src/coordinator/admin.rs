@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use tabula_storage::tablet::TabletDescriptor;
-use tabula_storage::{FamilySchema, TableSchema};
+use tabula_storage::{Durability, FamilySchema, TableSchema};
 
 use crate::catalog::{self, TabletLocation};
 use crate::directory::{self, NAMESPACES_PREFIX, PERMISSIONS_PREFIX};
@@ -96,12 +96,14 @@ impl Coordinator {
 
     // ------------------------------------------------------------ tables
 
-    /// Creates a table with one tablet per split key + 1, enabled.
+    /// Creates a table with one tablet per split key + 1, enabled, whose writes
+    /// that name no durability get `durability` (`None`: a synced log).
     pub fn create_table(
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
         mut split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> CoordResult<()> {
         validate_table_name(name).map_err(CoordError::InvalidArgument)?;
         let name = canonical_name(name);
@@ -139,6 +141,7 @@ impl Coordinator {
             families: schema.families().to_vec(),
             enabled: true,
             created_ms: now_ms(),
+            durability,
         };
         // The descriptor and the plan of its first tablets in one write: a restart
         // after a crash midway finishes the plan (see `repair_catalog`).
@@ -307,12 +310,12 @@ impl Coordinator {
     fn change_families(
         &self,
         name: &[u8],
-        edit: impl FnOnce(&mut Vec<FamilySchema>, &str) -> CoordResult<()>,
+        edit: impl FnOnce(&mut TableDescriptor, &str) -> CoordResult<()>,
     ) -> CoordResult<()> {
         let _g = self.admin.lock();
         let mut t = self.table_or_err(name)?;
         let table = shown(&t.name);
-        edit(&mut t.families, &table)?;
+        edit(&mut t, &table)?;
         if t.families.is_empty() {
             return Err(CoordError::InvalidArgument(format!(
                 "table {table} must keep at least one column family"
@@ -335,7 +338,8 @@ impl Coordinator {
 
     /// Adds a column family.
     pub fn add_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()> {
-        self.change_families(name, |fams, table| {
+        self.change_families(name, |t, table| {
+            let fams = &mut t.families;
             if fams.iter().any(|f| f.name == family.name) {
                 return Err(CoordError::InvalidArgument(format!(
                     "column family {} already exists in table {table}",
@@ -349,8 +353,9 @@ impl Coordinator {
 
     /// Changes a column family's settings.
     pub fn modify_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()> {
-        self.change_families(name, |fams, table| {
-            let slot = fams
+        self.change_families(name, |t, table| {
+            let slot = t
+                .families
                 .iter_mut()
                 .find(|f| f.name == family.name)
                 .ok_or_else(|| CoordError::NoSuchFamily {
@@ -365,7 +370,8 @@ impl Coordinator {
     /// Removes a column family (its data becomes unreadable and is dropped by the
     /// next major compaction).
     pub fn delete_family(&self, name: &[u8], family: &[u8]) -> CoordResult<()> {
-        self.change_families(name, |fams, table| {
+        self.change_families(name, |t, table| {
+            let fams = &mut t.families;
             let before = fams.len();
             fams.retain(|f| f.name.as_ref() != family);
             if fams.len() == before {
@@ -378,10 +384,16 @@ impl Coordinator {
         })
     }
 
-    /// Replaces the family list.
-    pub fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()> {
-        self.change_families(name, |fams, _| {
-            *fams = families;
+    /// Replaces the family list and the durability of writes that name none.
+    pub fn modify_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> CoordResult<()> {
+        self.change_families(name, |t, _| {
+            t.families = families;
+            t.durability = durability;
             Ok(())
         })
     }

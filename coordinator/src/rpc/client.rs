@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tabula_storage::FamilySchema;
+use tabula_storage::{Durability, FamilySchema};
 use tokio::runtime::{Handle, Runtime};
 use tonic::transport::{Channel, Endpoint};
 
@@ -56,16 +56,21 @@ fn unreachable(address: &str, why: impl std::fmt::Display, retry: bool) -> Coord
 /// A family change's wire form: a descriptor of `table` holding `family` only.
 fn family_change(table: &[u8], family: FamilySchema) -> pb::FamilyChange {
     pb::FamilyChange {
-        descriptor: descriptor(table, vec![family]).encode().into(),
+        descriptor: descriptor(table, vec![family], None).encode().into(),
     }
 }
 
-fn descriptor(table: &[u8], families: Vec<FamilySchema>) -> TableDescriptor {
+fn descriptor(
+    table: &[u8],
+    families: Vec<FamilySchema>,
+    durability: Option<Durability>,
+) -> TableDescriptor {
     TableDescriptor {
         name: Bytes::copy_from_slice(table),
         families,
         enabled: true,
         created_ms: 0,
+        durability,
     }
 }
 
@@ -154,9 +159,10 @@ impl RemoteCoordinator {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> CoordResult<()> {
         self.run(Call::CreateTable(pb::CreateTable {
-            descriptor: descriptor(name, families).encode().into(),
+            descriptor: descriptor(name, families, durability).encode().into(),
             split_keys,
         }))
     }
@@ -195,9 +201,14 @@ impl RemoteCoordinator {
         }))
     }
 
-    pub fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()> {
+    pub fn modify_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> CoordResult<()> {
         self.run(Call::ModifyTable(
-            descriptor(name, families).encode().into(),
+            descriptor(name, families, durability).encode().into(),
         ))
     }
 

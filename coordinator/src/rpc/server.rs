@@ -59,7 +59,7 @@ fn run(c: &Coordinator, call: Call) -> CoordResult<()> {
         Call::DeleteNamespace(name) => c.delete_namespace(&name),
         Call::CreateTable(create) => {
             let t = table_descriptor(&create.descriptor)?;
-            c.create_table(&t.name, t.families, create.split_keys)
+            c.create_table(&t.name, t.families, create.split_keys, t.durability)
         }
         Call::DeleteTable(name) => c.delete_table(&name),
         Call::TruncateTable(t) => c.truncate_table(&t.table, t.preserve_splits),
@@ -76,7 +76,7 @@ fn run(c: &Coordinator, call: Call) -> CoordResult<()> {
         Call::DeleteFamily(d) => c.delete_family(&d.table, &d.family),
         Call::ModifyTable(descriptor) => {
             let t = table_descriptor(&descriptor)?;
-            c.modify_table(&t.name, t.families)
+            c.modify_table(&t.name, t.families, t.durability)
         }
         Call::CompactTable(t) => c.compact_table(&t.table, t.major),
         Call::CompactTablet(t) => c.compact_tablet(

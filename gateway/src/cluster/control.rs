@@ -13,7 +13,7 @@ use tabula_coordinator::catalog::TabletLocation;
 use tabula_coordinator::tables::{NamespaceDescriptor, TableDescriptor};
 use tabula_coordinator::{CoordResult, Coordinator, ServerRef};
 use tabula_regionserver::TabletService;
-use tabula_storage::FamilySchema;
+use tabula_storage::{Durability, FamilySchema};
 
 /// What the gateway reads and asks of the cluster's control plane. The reads come
 /// first; the admin calls after them change the cluster and are the coordinator's
@@ -22,6 +22,10 @@ pub trait Control: Send + Sync {
     /// Whether user table `name` (any spelling) is enabled; `None` when there is
     /// no such table. On the path of every data call: it must not copy or block.
     fn table_enabled(&self, name: &[u8]) -> Option<bool>;
+    /// The durability user table `name` gives writes that name none (`Some(None)`:
+    /// USE_DEFAULT, a synced log); `None` when there is no such table. On the path
+    /// of Thrift2 writes: it must not copy or block.
+    fn table_durability(&self, name: &[u8]) -> Option<Option<Durability>>;
     /// A user table's descriptor (by any spelling of its name).
     fn table(&self, name: &[u8]) -> Option<TableDescriptor>;
     /// Every user table.
@@ -54,6 +58,7 @@ pub trait Control: Send + Sync {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> CoordResult<()>;
     fn delete_table(&self, name: &[u8]) -> CoordResult<()>;
     fn truncate_table(&self, name: &[u8], preserve_splits: bool) -> CoordResult<()>;
@@ -62,7 +67,12 @@ pub trait Control: Send + Sync {
     fn add_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()>;
     fn modify_family(&self, name: &[u8], family: FamilySchema) -> CoordResult<()>;
     fn delete_family(&self, name: &[u8], family: &[u8]) -> CoordResult<()>;
-    fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()>;
+    fn modify_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> CoordResult<()>;
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()>;
     fn compact_tablet(&self, loc: &TabletLocation, major: bool) -> CoordResult<()>;
     fn put_permission(&self, key: &str, actions: &str) -> CoordResult<()>;
@@ -72,6 +82,9 @@ pub trait Control: Send + Sync {
 impl Control for Coordinator {
     fn table_enabled(&self, name: &[u8]) -> Option<bool> {
         Coordinator::table_enabled(self, name)
+    }
+    fn table_durability(&self, name: &[u8]) -> Option<Option<Durability>> {
+        Coordinator::table_durability(self, name)
     }
     fn table(&self, name: &[u8]) -> Option<TableDescriptor> {
         Coordinator::table(self, name)
@@ -121,8 +134,9 @@ impl Control for Coordinator {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> CoordResult<()> {
-        Coordinator::create_table(self, name, families, split_keys)
+        Coordinator::create_table(self, name, families, split_keys, durability)
     }
     fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
         Coordinator::delete_table(self, name)
@@ -145,8 +159,13 @@ impl Control for Coordinator {
     fn delete_family(&self, name: &[u8], family: &[u8]) -> CoordResult<()> {
         Coordinator::delete_family(self, name, family)
     }
-    fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()> {
-        Coordinator::modify_table(self, name, families)
+    fn modify_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> CoordResult<()> {
+        Coordinator::modify_table(self, name, families, durability)
     }
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()> {
         Coordinator::compact_table(self, name, major)

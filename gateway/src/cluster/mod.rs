@@ -169,6 +169,7 @@ fn table_info(t: &TableDescriptor) -> TableInfo {
         name: t.name.clone(),
         families: t.families.clone(),
         enabled: t.enabled,
+        durability: t.durability,
     }
 }
 
@@ -370,14 +371,22 @@ impl Backend for ClusterBackend {
             .ok_or_else(|| BackendError::TableNotFound(shown(name)))
     }
 
+    fn table_durability(&self, name: &[u8]) -> BackendResult<Durability> {
+        self.coordinator
+            .table_durability(name)
+            .map(Option::unwrap_or_default)
+            .ok_or_else(|| BackendError::TableNotFound(shown(name)))
+    }
+
     fn create_table(
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> BackendResult<()> {
         self.coordinator
-            .create_table(name, families, split_keys)
+            .create_table(name, families, split_keys, durability)
             .map_err(coord_error)
     }
 
@@ -425,9 +434,14 @@ impl Backend for ClusterBackend {
             .map_err(coord_error)
     }
 
-    fn modify_table(&self, table: &[u8], families: Vec<FamilySchema>) -> BackendResult<()> {
+    fn modify_table(
+        &self,
+        table: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> BackendResult<()> {
         self.coordinator
-            .modify_table(table, families)
+            .modify_table(table, families, durability)
             .map_err(coord_error)
     }
 

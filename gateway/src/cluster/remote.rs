@@ -27,7 +27,7 @@ use tabula_coordinator::tables::{
 };
 use tabula_coordinator::{CoordError, CoordResult, ServerRef};
 use tabula_regionserver::TabletService;
-use tabula_storage::FamilySchema;
+use tabula_storage::{Durability, FamilySchema};
 
 use super::control::Control;
 use crate::membership;
@@ -186,6 +186,12 @@ impl Control for RemoteControl {
             .get(canonical_slice(name))
             .map(|t| t.enabled)
     }
+    fn table_durability(&self, name: &[u8]) -> Option<Option<Durability>> {
+        self.tables
+            .load()
+            .get(canonical_slice(name))
+            .map(|t| t.durability)
+    }
     fn table(&self, name: &[u8]) -> Option<TableDescriptor> {
         self.tables.load().get(canonical_slice(name)).cloned()
     }
@@ -241,8 +247,9 @@ impl Control for RemoteControl {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
+        durability: Option<Durability>,
     ) -> CoordResult<()> {
-        self.admin(|c| c.create_table(name, families.clone(), split_keys.clone()))
+        self.admin(|c| c.create_table(name, families.clone(), split_keys.clone(), durability))
     }
     fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
         self.admin(|c| c.delete_table(name))
@@ -265,8 +272,13 @@ impl Control for RemoteControl {
     fn delete_family(&self, name: &[u8], family: &[u8]) -> CoordResult<()> {
         self.admin(|c| c.delete_family(name, family))
     }
-    fn modify_table(&self, name: &[u8], families: Vec<FamilySchema>) -> CoordResult<()> {
-        self.admin(|c| c.modify_table(name, families.clone()))
+    fn modify_table(
+        &self,
+        name: &[u8],
+        families: Vec<FamilySchema>,
+        durability: Option<Durability>,
+    ) -> CoordResult<()> {
+        self.admin(|c| c.modify_table(name, families.clone(), durability))
     }
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()> {
         self.admin(|c| c.compact_table(name, major))

@@ -262,7 +262,7 @@ mod tests {
     fn backend_with_table() -> Arc<dyn Backend> {
         let backend = NullBackend::new(8);
         backend
-            .create_table(b"t", vec![FamilySchema::new(&b"f"[..])], Vec::new())
+            .create_table(b"t", vec![FamilySchema::new(&b"f"[..])], Vec::new(), None)
             .unwrap();
         Arc::new(backend)
     }

@@ -76,14 +76,28 @@ pub fn namespace_of(name: &[u8]) -> String {
     }
 }
 
-/// The commit-log mode of a TDurability (unset and USE_DEFAULT = SYNC_WAL, whose
-/// wait the server's `log_fsync` setting makes an fsync or a write to the OS).
-pub fn durability(d: Option<TDurability>) -> Durability {
+/// The commit-log mode a TDurability names; `None` for unset and USE_DEFAULT (and
+/// values this server does not know): the table's durability then, a synced log
+/// unless the table says otherwise. SYNC_WAL's wait is an fsync or, with the
+/// server's `log_fsync` off, a write to the OS.
+pub fn durability(d: Option<TDurability>) -> Option<Durability> {
     match d {
-        Some(TDurability::SKIP_WAL) => Durability::Skip,
-        Some(TDurability::ASYNC_WAL) => Durability::Async,
-        Some(TDurability::FSYNC_WAL) => Durability::Fsync,
-        _ => Durability::Sync,
+        Some(TDurability::SKIP_WAL) => Some(Durability::Skip),
+        Some(TDurability::ASYNC_WAL) => Some(Durability::Async),
+        Some(TDurability::SYNC_WAL) => Some(Durability::Sync),
+        Some(TDurability::FSYNC_WAL) => Some(Durability::Fsync),
+        _ => None,
+    }
+}
+
+/// A table's durability as a TDurability (`None`: USE_DEFAULT).
+pub fn tdurability(d: Option<Durability>) -> TDurability {
+    match d {
+        None => TDurability::USE_DEFAULT,
+        Some(Durability::Skip) => TDurability::SKIP_WAL,
+        Some(Durability::Async) => TDurability::ASYNC_WAL,
+        Some(Durability::Sync) => TDurability::SYNC_WAL,
+        Some(Durability::Fsync) => TDurability::FSYNC_WAL,
     }
 }
 
@@ -324,7 +338,8 @@ pub fn tresult(row: &[u8], mut cells: Vec<Cell>, partial: bool) -> TResult {
 
 /// A TPut as a row mutation: each cell at its own timestamp, else the put's, else
 /// server time.
-pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Durability)> {
+/// The put as a row mutation and the durability it names (`None`: the table's).
+pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Option<Durability>)> {
     if put.column_values.is_empty() {
         return Err(Thrift2Error::Invalid(
             "No columns to insert: a TPut needs at least one column value".to_string(),
@@ -351,7 +366,8 @@ pub fn put_mutation(put: TPut) -> Thrift2Result<(RowMutation, Durability)> {
 /// DELETE_FAMILY_VERSION the family's cells at exactly it (the column must carry a
 /// timestamp; without one HBase fails the call with an INTERNAL_ERROR). A column
 /// without a qualifier names the empty qualifier, except for the family types.
-pub fn delete_mutation(delete: TDelete) -> Thrift2Result<(RowMutation, Durability)> {
+/// The delete as a row mutation and the durability it names (`None`: the table's).
+pub fn delete_mutation(delete: TDelete) -> Thrift2Result<(RowMutation, Option<Durability>)> {
     let kind = delete.delete_type.unwrap_or(TDeleteType::DELETE_COLUMNS);
     let mut rm = RowMutation::new(delete.row);
     let columns = delete.columns.unwrap_or_default();
@@ -573,7 +589,7 @@ pub fn table_descriptor(t: &TableInfo) -> TTableDescriptor {
             .map(descriptor_from_family)
             .collect::<Vec<_>>(),
         BTreeMap::new(),
-        TDurability::USE_DEFAULT,
+        tdurability(t.durability),
     )
 }
 

@@ -83,18 +83,75 @@ impl Thrift2Handler {
         gets.into_iter().map(|g| self.exists(table, g)).collect()
     }
 
+    /// The durability a write gets: the one it names, else its table's.
+    fn resolve(&self, table: &[u8], named: Option<Durability>) -> Thrift2Result<Durability> {
+        match named {
+            Some(d) => Ok(d),
+            None => Ok(self.backend.table_durability(table)?),
+        }
+    }
+
+    /// [`Self::resolve`] for many writes of one table, looking its durability up
+    /// once.
+    fn resolver<'a>(
+        &'a self,
+        table: &'a [u8],
+    ) -> impl FnMut(Option<Durability>) -> Thrift2Result<Durability> + 'a {
+        let mut table_default = None;
+        move |named| match (named, table_default) {
+            (Some(d), _) | (None, Some(d)) => Ok(d),
+            (None, None) => {
+                let d = self.backend.table_durability(table)?;
+                table_default = Some(d);
+                Ok(d)
+            }
+        }
+    }
+
+    /// TRowMutations as one row mutation; every put and delete must be of its row.
+    /// The row gets the strongest durability its mutations ask for, a mutation
+    /// naming none asking for the table's (as HBase does).
+    fn row_mutations(
+        &self,
+        table: &[u8],
+        mutations: TRowMutations,
+    ) -> Thrift2Result<(RowMutation, Option<Durability>)> {
+        let mut rm = RowMutation::new(mutations.row);
+        let mut resolve = self.resolver(table);
+        let mut d: Option<Durability> = None;
+        for m in mutations.mutations {
+            let (part, pd) = match m {
+                TMutation::Put(p) => put_mutation(p)?,
+                TMutation::DeleteSingle(del) => delete_mutation(del)?,
+            };
+            same_row("mutation", &rm.row, &part.row)?;
+            rm.mutations.extend(part.mutations);
+            let pd = resolve(pd)?;
+            d = Some(match d {
+                None => pd,
+                Some(prev) => prev.strongest(pd),
+            });
+        }
+        Ok((rm, d))
+    }
+
     /// put: one atomic row mutation.
     pub fn put(&self, table: &[u8], put: TPut) -> Thrift2Result<()> {
         let (rm, d) = put_mutation(put)?;
+        let d = self.resolve(table, d)?;
         Ok(self.backend.mutate(table, &rm, d)?)
     }
 
     /// putMultiple: every put is checked first, then each row is written on its own
     /// (no cross-row atomicity); the first failure is reported after the others ran.
     pub fn put_multiple(&self, table: &[u8], puts: Vec<TPut>) -> Thrift2Result<()> {
+        let mut resolve = self.resolver(table);
         let rows = puts
             .into_iter()
-            .map(put_mutation)
+            .map(|p| {
+                let (rm, d) = put_mutation(p)?;
+                Ok((rm, resolve(d)?))
+            })
             .collect::<Thrift2Result<Vec<_>>>()?;
         let mut first_error = None;
         for r in mutate_in_runs(self.backend.as_ref(), table, rows)? {
@@ -114,6 +171,7 @@ impl Thrift2Handler {
     /// deleteSingle.
     pub fn delete_single(&self, table: &[u8], delete: TDelete) -> Thrift2Result<()> {
         let (rm, d) = delete_mutation(delete)?;
+        let d = self.resolve(table, d)?;
         Ok(self.backend.mutate(table, &rm, d)?)
     }
 
@@ -125,6 +183,7 @@ impl Thrift2Handler {
         deletes: Vec<TDelete>,
     ) -> Thrift2Result<Vec<TDelete>> {
         let mut failed = Vec::new();
+        let mut resolve = self.resolver(table);
         for delete in deletes {
             let (rm, d) = match delete_mutation(delete.clone()) {
                 Ok(x) => x,
@@ -134,7 +193,7 @@ impl Thrift2Handler {
                     continue;
                 }
             };
-            match self.backend.mutate(table, &rm, d) {
+            match self.backend.mutate(table, &rm, resolve(d)?) {
                 Ok(()) => {}
                 Err(e) if is_table_level(&e) => return Err(e.into()),
                 Err(e) => {
@@ -152,9 +211,10 @@ impl Thrift2Handler {
         row: &[u8],
         condition: Condition,
         mutation: &RowMutation,
-        d: Durability,
+        d: Option<Durability>,
     ) -> Thrift2Result<bool> {
         same_row("mutation", row, &mutation.row)?;
+        let d = self.resolve(table, d)?;
         Ok(self
             .backend
             .check_and_mutate(table, &condition, mutation, d)?)
@@ -205,7 +265,7 @@ impl Thrift2Handler {
         mutations: TRowMutations,
     ) -> Thrift2Result<bool> {
         let op = compare_op(op)?;
-        let (rm, d) = row_mutations(mutations)?;
+        let (rm, d) = self.row_mutations(table, mutations)?;
         let condition = condition(family, qualifier, op, value);
         self.check_and(table, &row, condition, &rm, d)
     }
@@ -230,9 +290,12 @@ impl Thrift2Handler {
                 )
             })
             .collect();
-        let cells = self
-            .backend
-            .increment(table, &row, &columns, durability(inc.durability))?;
+        let cells = self.backend.increment(
+            table,
+            &row,
+            &columns,
+            self.resolve(table, durability(inc.durability))?,
+        )?;
         if !inc.return_results.unwrap_or(true) {
             return Ok(tresult(&row, Vec::new(), false));
         }
@@ -253,9 +316,12 @@ impl Thrift2Handler {
             .into_iter()
             .map(|c| (Bytes::from(c.family), Bytes::from(c.qualifier), c.value))
             .collect();
-        let cells = self
-            .backend
-            .append(table, &row, &columns, durability(append.durability))?;
+        let cells = self.backend.append(
+            table,
+            &row,
+            &columns,
+            self.resolve(table, durability(append.durability))?,
+        )?;
         if !append.return_results.unwrap_or(true) {
             return Ok(tresult(&row, Vec::new(), false));
         }
@@ -264,30 +330,10 @@ impl Thrift2Handler {
 
     /// mutateRow: puts and deletes on one row, applied atomically.
     pub fn mutate_row(&self, table: &[u8], mutations: TRowMutations) -> Thrift2Result<()> {
-        let (rm, d) = row_mutations(mutations)?;
+        let (rm, d) = self.row_mutations(table, mutations)?;
         if rm.mutations.is_empty() {
             return Ok(());
         }
-        Ok(self.backend.mutate(table, &rm, d)?)
+        Ok(self.backend.mutate(table, &rm, self.resolve(table, d)?)?)
     }
-}
-
-/// TRowMutations as one row mutation; every put and delete must be of its row. The
-/// log is skipped (or not waited for) only when every mutation asks for it.
-fn row_mutations(mutations: TRowMutations) -> Thrift2Result<(RowMutation, Durability)> {
-    let mut rm = RowMutation::new(mutations.row);
-    let mut d: Option<Durability> = None;
-    for m in mutations.mutations {
-        let (part, pd) = match m {
-            TMutation::Put(p) => put_mutation(p)?,
-            TMutation::DeleteSingle(del) => delete_mutation(del)?,
-        };
-        same_row("mutation", &rm.row, &part.row)?;
-        rm.mutations.extend(part.mutations);
-        d = Some(match d {
-            None => pd,
-            Some(prev) => prev.strongest(pd),
-        });
-    }
-    Ok((rm, d.unwrap_or_default()))
 }

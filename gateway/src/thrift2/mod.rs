@@ -17,9 +17,12 @@
 //!   namespace); TTableName with no or `default` namespace names the same table, so
 //!   Thrift1 and Thrift2 see the same tables.
 //! - TDurability: SKIP_WAL writes without the commit log, ASYNC_WAL logs without
-//!   waiting, USE_DEFAULT and SYNC_WAL wait for the group commit's fsync (or, with
-//!   the server's `log_fsync` off, its write to the OS), FSYNC_WAL always for the
-//!   fsync (tables have no durability setting of their own).
+//!   waiting, SYNC_WAL waits for the group commit's fsync (or, with the server's
+//!   `log_fsync` off, its write to the OS), FSYNC_WAL always for the fsync. A write
+//!   naming none (unset or USE_DEFAULT) gets its table's durability
+//!   (TTableDescriptor.durability, set by createTable and modifyTable and reported
+//!   by getTableDescriptor; USE_DEFAULT there means SYNC_WAL); a TRowMutations
+//!   gets the strongest of its mutations'.
 //! - TScan.filterBytes and TGet.filterBytes (filters as HBase's Java client
 //!   serializes them) are translated into the filter language ([`filter_bytes`]) and
 //!   win over filterString, as in HBase; what the filter language cannot say (a
