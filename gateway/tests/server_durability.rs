@@ -226,23 +226,45 @@ fn kill_nine_cycles(env: &[(&str, &str)], cycles: usize, seed: u64) {
     }
 }
 
-#[test]
-fn without_log_fsync_only_fsync_wal_puts_wait_for_an_fsync() {
-    const PUTS: usize = 30;
+/// A fresh server with `log_fsync` off and its metrics port at the returned address.
+fn server_without_log_fsync() -> (Tabula, String) {
     let metrics = free_local_addr();
     let server = Tabula::start_with(&[
         ("TABULA_LOG_FSYNC", "false"),
         ("TABULA_METRICS_LISTEN", metrics.as_str()),
     ]);
+    (server, metrics)
+}
+
+/// The commit log's fsync count on the metrics port at `metrics`.
+fn log_fsyncs(metrics: &str) -> f64 {
+    metric(metrics, "tabula_commit_log_fsyncs_total").expect("fsync counter")
+}
+
+/// `count` one-cell puts to `table`, rows `{prefix}{i}`, each naming `durability`.
+fn put_rows(
+    c: &mut Client2,
+    table: &[u8],
+    prefix: &str,
+    count: usize,
+    durability: Option<TDurability>,
+) {
+    for i in 0..count {
+        let mut put = tput(&format!("{prefix}{i}"), &[("cf:q", "v")], None);
+        put.durability = durability;
+        c.put(table.to_vec(), put).expect("put");
+    }
+}
+
+#[test]
+fn without_log_fsync_only_fsync_wal_puts_wait_for_an_fsync() {
+    const PUTS: usize = 30;
+    let (server, metrics) = server_without_log_fsync();
     let mut c = server.client2(Framing::Buffered, Protocol::Binary);
     let table = fresh2(&mut c, "fsyncwal", &["cf"], 1);
-    let fsyncs = || metric(&metrics, "tabula_commit_log_fsyncs_total").expect("fsync counter");
+    let fsyncs = || log_fsyncs(&metrics);
     let put_all = |c: &mut Client2, prefix: &str, durability: Option<TDurability>| {
-        for i in 0..PUTS {
-            let mut put = tput(&format!("{prefix}{i}"), &[("cf:q", "v")], None);
-            put.durability = durability;
-            c.put(table.clone(), put).expect("put");
-        }
+        put_rows(c, &table, prefix, PUTS, durability)
     };
 
     let before = fsyncs();
@@ -274,13 +296,9 @@ fn without_log_fsync_only_fsync_wal_puts_wait_for_an_fsync() {
 #[test]
 fn a_tables_durability_applies_to_writes_that_name_none() {
     const PUTS: usize = 20;
-    let metrics = free_local_addr();
-    let server = Tabula::start_with(&[
-        ("TABULA_LOG_FSYNC", "false"),
-        ("TABULA_METRICS_LISTEN", metrics.as_str()),
-    ]);
+    let (server, metrics) = server_without_log_fsync();
     let mut c = server.client2(Framing::Buffered, Protocol::Binary);
-    let fsyncs = || metric(&metrics, "tabula_commit_log_fsyncs_total").expect("fsync counter");
+    let fsyncs = || log_fsyncs(&metrics);
     let appended =
         || metric(&metrics, "tabula_commit_log_appended_bytes_total").expect("appended counter");
     let table = b"durable_table".to_vec();
@@ -291,11 +309,7 @@ fn a_tables_durability_applies_to_writes_that_name_none() {
     let described = c.get_table_descriptor(tname(&table)).expect("descriptor");
     assert_eq!(described.durability, Some(TDurability::FSYNC_WAL));
     let put_all = |c: &mut Client2, prefix: &str, durability: Option<TDurability>| {
-        for i in 0..PUTS {
-            let mut put = tput(&format!("{prefix}{i}"), &[("cf:q", "v")], None);
-            put.durability = durability;
-            c.put(table.clone(), put).expect("put");
-        }
+        put_rows(c, &table, prefix, PUTS, durability)
     };
 
     // Unset and USE_DEFAULT take the table's FSYNC_WAL: an fsync per put.

@@ -85,10 +85,7 @@ impl Thrift2Handler {
 
     /// The durability a write gets: the one it names, else its table's.
     fn resolve(&self, table: &[u8], named: Option<Durability>) -> Thrift2Result<Durability> {
-        match named {
-            Some(d) => Ok(d),
-            None => Ok(self.backend.table_durability(table)?),
-        }
+        self.resolver(table)(named)
     }
 
     /// [`Self::resolve`] for many writes of one table, looking its durability up
