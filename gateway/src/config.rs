@@ -42,6 +42,16 @@ pub struct Settings {
     pub max_frame_size: usize,
     /// Close client connections idle this long (0 = never).
     pub idle_timeout_secs: u64,
+    /// TLS on both Thrift ports (HBase's `hbase.thrift.ssl.enabled`): the server's
+    /// certificate chain, a PEM file. With it (and `tls_key_file`) the ports accept
+    /// only TLS connections and serve HBase's HTTP mode inside them (HTTPS). Empty:
+    /// no TLS.
+    pub tls_cert_file: String,
+    /// The private key of `tls_cert_file`'s certificate, a PEM file.
+    pub tls_key_file: String,
+    /// Clients must present a certificate issued by one of the authorities in this
+    /// PEM file (mutual TLS); empty: no client certificate is asked for.
+    pub tls_client_ca_file: String,
     /// Calls processed at once.
     pub max_concurrent_calls: usize,
     /// Event-loop threads per Thrift server serving quick calls (0 = a thread per
@@ -98,6 +108,9 @@ impl Default for Settings {
             thrift2_listen: "127.0.0.1:9091".into(),
             max_frame_size: 64 << 20,
             idle_timeout_secs: 0,
+            tls_cert_file: String::new(),
+            tls_key_file: String::new(),
+            tls_client_ca_file: String::new(),
             max_concurrent_calls: 256,
             event_loops: 2,
             scanner_lease_secs: 60,
@@ -155,6 +168,9 @@ const KEYS: &[&str] = &[
     "thrift2_listen",
     "max_frame_size",
     "idle_timeout_secs",
+    "tls_cert_file",
+    "tls_key_file",
+    "tls_client_ca_file",
     "max_concurrent_calls",
     "event_loops",
     "scanner_lease_secs",
@@ -255,6 +271,12 @@ impl Settings {
         if !ns.is_empty() && (!ns.starts_with('/') || ns.ends_with('/')) {
             return bad("etcd_namespace must be empty or start with '/' and not end with one");
         }
+        if self.tls_cert_file.is_empty() != self.tls_key_file.is_empty() {
+            return bad("tls_cert_file and tls_key_file go together: set both or neither");
+        }
+        if !self.tls_client_ca_file.is_empty() && self.tls_cert_file.is_empty() {
+            return bad("tls_client_ca_file needs tls_cert_file and tls_key_file");
+        }
         if self.standby && self.etcd_urls().next().is_none() {
             return bad("standby needs etcd_endpoints: an embedded lock service has one process");
         }
@@ -331,6 +353,33 @@ mod tests {
             "etcd_namespace = \"prod\"\n",
             "etcd_namespace = \"/prod/\"\n",
             "standby = true\n",
+        ] {
+            std::fs::write(&f, bad).unwrap();
+            assert!(
+                Settings::load(Some(&f), &Overrides::default()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn tls_files_come_as_a_certificate_and_key_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(
+            &f,
+            "tls_cert_file = \"/etc/tabula/cert.pem\"\ntls_key_file = \"/etc/tabula/key.pem\"\ntls_client_ca_file = \"/etc/tabula/ca.pem\"\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
+        assert_eq!(s.tls_cert_file, "/etc/tabula/cert.pem");
+        assert_eq!(s.tls_key_file, "/etc/tabula/key.pem");
+        assert_eq!(s.tls_client_ca_file, "/etc/tabula/ca.pem");
+        assert!(Settings::default().tls_cert_file.is_empty());
+        for bad in [
+            "tls_cert_file = \"/etc/tabula/cert.pem\"\n",
+            "tls_key_file = \"/etc/tabula/key.pem\"\n",
+            "tls_client_ca_file = \"/etc/tabula/ca.pem\"\n",
         ] {
             std::fs::write(&f, bad).unwrap();
             assert!(

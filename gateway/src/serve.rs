@@ -25,7 +25,7 @@ use crate::metrics::http::MetricsServer;
 use crate::metrics::Sources;
 use crate::null_backend::NullBackend;
 use crate::read_only::ReadOnlyBackend;
-use crate::server::{ServerOptions, ThriftServer};
+use crate::server::{ServerOptions, ThriftServer, TlsConfig};
 use crate::thrift1::coalescer::IncrementCoalescer;
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
 use crate::thrift2::Thrift2Handler;
@@ -41,6 +41,8 @@ pub enum ServeError {
     Coordinator(#[from] tabula_coordinator::CoordError),
     #[error("clean shutdown failed: {0}")]
     Shutdown(String),
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[from] crate::server::TlsError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -128,6 +130,7 @@ async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
 
 /// Starts every component and binds the Thrift listeners (not yet serving).
 pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
+    let server_opts = server_options(settings)?;
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| {
         ServeError::Storage(tabula_storage::Error::io("creating the data directory", e))
     })?;
@@ -220,6 +223,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         backend as Arc<dyn Backend>,
         (listener, listener2),
         &gateway_settings,
+        server_opts,
     );
 
     let metrics = start_metrics(
@@ -305,16 +309,36 @@ pub(crate) fn open_lock_service(settings: &Settings) -> Result<Arc<dyn LockServi
     Ok(Arc::new(lock))
 }
 
-/// Connection-layer options from the settings.
-fn server_options(settings: &Settings) -> ServerOptions {
-    ServerOptions {
+/// Connection-layer options from the settings (reading the TLS files they name).
+fn server_options(settings: &Settings) -> Result<ServerOptions, ServeError> {
+    let tls = match settings.tls_cert_file.as_str() {
+        "" => None,
+        cert => {
+            let client_ca = Some(settings.tls_client_ca_file.as_str())
+                .filter(|f| !f.is_empty())
+                .map(std::path::Path::new);
+            let tls = TlsConfig::from_pem_files(
+                std::path::Path::new(cert),
+                std::path::Path::new(&settings.tls_key_file),
+                client_ca,
+            )?;
+            tracing::info!(
+                cert,
+                client_certificates = tls.requires_client_certificates(),
+                "TLS on the Thrift ports: HTTPS only"
+            );
+            Some(tls)
+        }
+    };
+    Ok(ServerOptions {
         max_frame_size: settings.max_frame_size,
         idle_timeout: (settings.idle_timeout_secs > 0)
             .then(|| Duration::from_secs(settings.idle_timeout_secs)),
         max_concurrent_calls: settings.max_concurrent_calls,
         event_loops: settings.event_loops,
+        tls,
         ..ServerOptions::default()
-    }
+    })
 }
 
 /// The Thrift1 and Thrift2 servers over `backend` (refusing changes in read-only
@@ -324,6 +348,7 @@ fn gateways(
     backend: Arc<dyn Backend>,
     (listener, listener2): (TcpListener, TcpListener),
     settings: &Settings,
+    server_opts: ServerOptions,
 ) -> (ThriftServer, ThriftServer, Option<Arc<IncrementCoalescer>>) {
     let backend: Arc<dyn Backend> = if settings.readonly {
         Arc::new(ReadOnlyBackend::new(backend))
@@ -331,7 +356,6 @@ fn gateways(
         backend
     };
     let scanner_lease = Duration::from_secs(settings.scanner_lease_secs.max(1));
-    let server_opts = server_options(settings);
     let handler_options = Thrift1Options {
         scanner_lease,
         ..Thrift1Options::default()
@@ -388,9 +412,11 @@ pub(crate) async fn start_gateways(
     settings: &Settings,
     backend: Arc<dyn Backend>,
 ) -> Result<Running, ServeError> {
+    let server_opts = server_options(settings)?;
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
     let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
-    let (thrift1, thrift2, increments) = gateways(backend, (listener, listener2), settings);
+    let (thrift1, thrift2, increments) =
+        gateways(backend, (listener, listener2), settings, server_opts);
     let metrics = start_metrics(
         &settings.metrics_listen,
         Sources {

@@ -2,9 +2,12 @@
 //!
 //! Owns the per-connection task: sniffing the mode from the first bytes, handing
 //! framed and unframed Thrift connections to their own thread (`threaded`) and HTTP
-//! connections to `http`, the idle timeout while sniffing, and the log line saying why
-//! a connection ended. It never panics on client input; a bad client only loses its own connection.
+//! connections to `http`, on a TLS port the handshake before HTTP (and closing a
+//! connection that does not open with one), the idle timeout while sniffing, and the
+//! log line saying why a connection ended. It never panics on client input; a bad
+//! client only loses its own connection.
 
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,12 +19,14 @@ use tokio::sync::watch;
 
 use crate::server::ack::Acknowledger;
 use crate::server::call::{CallError, Dispatcher};
-use crate::server::detect::{detect, Detection, Transport};
+use crate::server::detect::{detect, Detection, Transport, WireMode};
 use crate::server::event_loop::Loops;
 use crate::server::identity::ConnectionId;
 use crate::server::options::ServerOptions;
+use crate::server::replay::{Activity, ReplayStream};
 use crate::server::stats::ServerStats;
-use crate::server::wire::ScanError;
+use crate::server::tls::{self, TlsConfig, HANDSHAKE_TIMEOUT};
+use crate::server::wire::{ScanError, WireProtocol};
 
 /// Bytes requested from the socket per read.
 const READ_CHUNK: usize = 8 * 1024;
@@ -52,6 +57,10 @@ pub(crate) enum ConnError {
     Io(#[from] std::io::Error),
     #[error("first bytes {0:02x?} match no supported Thrift transport or protocol")]
     Unrecognized(Vec<u8>),
+    #[error("first bytes {0:02x?} are not a TLS handshake, which this port requires")]
+    NotTls(Vec<u8>),
+    #[error("TLS handshake failed: {0}")]
+    Handshake(std::io::Error),
     #[error("message of at least {size} bytes exceeds the {limit}-byte limit")]
     Oversized { size: u64, limit: usize },
     #[error("malformed message: {0}")]
@@ -106,7 +115,11 @@ fn log_end(peer: Peer, err: &ConnError) {
         ConnError::Call(CallError::Panicked) => {
             tracing::warn!(peer = %addr, conn = %id, "closing connection: {err}")
         }
-        ConnError::Unrecognized(_) | ConnError::Malformed(_) | ConnError::Call(_) => {
+        ConnError::Unrecognized(_)
+        | ConnError::NotTls(_)
+        | ConnError::Handshake(_)
+        | ConnError::Malformed(_)
+        | ConnError::Call(_) => {
             tracing::info!(peer = %addr, conn = %id, "closing connection: {err}")
         }
         ConnError::Io(_)
@@ -125,6 +138,9 @@ async fn drive(
     peer: Peer,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), ConnError> {
+    if let Some(tls) = &shared.opts.tls {
+        return serve_tls(shared, tls, stream, peer, shutdown).await;
+    }
     let idle = shared.opts.idle_timeout;
     let mut buf = BytesMut::new();
     let mode = loop {
@@ -163,6 +179,61 @@ async fn drive(
             .await
         }
     }
+}
+
+/// A connection on a TLS port: its first bytes must open a TLS handshake; once the
+/// session is up, HBase's HTTP mode runs inside it (HTTPS, as HBase's Thrift servers
+/// serve with `hbase.thrift.ssl.enabled`).
+async fn serve_tls(
+    shared: &Arc<ConnShared>,
+    tls: &TlsConfig,
+    mut stream: TcpStream,
+    peer: Peer,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), ConnError> {
+    let idle = shared.opts.idle_timeout;
+    let mut buf = BytesMut::new();
+    loop {
+        match tls::starts_with_handshake(&buf) {
+            Some(true) => break,
+            Some(false) => {
+                shared.stats.unrecognized_connection();
+                let shown = buf.get(..buf.len().min(16)).unwrap_or(&[]).to_vec();
+                return Err(ConnError::NotTls(shown));
+            }
+            None => match read_more(&mut stream, &mut buf, idle, &mut shutdown).await? {
+                Input::Data => {}
+                Input::Eof if buf.is_empty() => return Ok(()),
+                Input::Eof => return Err(ConnError::Truncated(buf.len())),
+                Input::Shutdown => return Ok(()),
+            },
+        }
+    }
+    let activity = Arc::new(Activity::new());
+    let replayed = ReplayStream::new(buf.freeze(), stream, Arc::clone(&activity));
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(replayed));
+    let session = tokio::select! {
+        biased;
+        () = stopped(&mut shutdown) => return Ok(()),
+        done = handshake => match done {
+            Ok(Ok(session)) => session,
+            Ok(Err(e)) => return Err(ConnError::Handshake(e)),
+            Err(_) => {
+                let late = io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("not done within {HANDSHAKE_TIMEOUT:?}"),
+                );
+                return Err(ConnError::Handshake(late));
+            }
+        },
+    };
+    let mode = WireMode {
+        transport: Transport::Http,
+        protocol: WireProtocol::Binary,
+    };
+    shared.stats.mode_detected(mode);
+    tracing::debug!(peer = %peer.addr, conn = %peer.id, "TLS session established");
+    crate::server::http::serve_http_on(shared, session, &activity, peer, shutdown).await
 }
 
 /// Reads more bytes into `buf`, giving up on shutdown or after `idle` without input.

@@ -1,6 +1,7 @@
 //! HBase's HTTP mode: Thrift messages carried in HTTP/1.1 POST bodies.
 //!
-//! Owns serving one sniffed HTTP connection with hyper: any path, one request message per
+//! Owns serving one sniffed HTTP connection with hyper, over TCP or inside a TLS
+//! session (HTTPS): any path, one request message per
 //! POST body, the reply as the response body (`application/x-thrift`), keep-alive, the
 //! body size limit, the idle timeout and graceful shutdown. The body's protocol is taken
 //! from its first byte (compact `0x82`, else binary). It does not accept connections.
@@ -18,6 +19,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
@@ -60,10 +62,26 @@ pub(crate) async fn serve_http(
     stream: TcpStream,
     sniffed: Bytes,
     peer: Peer,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) -> Result<(), ConnError> {
     let activity = Arc::new(Activity::new());
-    let io = TokioIo::new(ReplayStream::new(sniffed, stream, Arc::clone(&activity)));
+    let stream = ReplayStream::new(sniffed, stream, Arc::clone(&activity));
+    serve_http_on(shared, stream, &activity, peer, shutdown).await
+}
+
+/// [`serve_http`] on any byte stream (a TLS session's, for HTTPS); `activity` is
+/// touched whenever the client sends bytes.
+pub(crate) async fn serve_http_on<S>(
+    shared: &Arc<ConnShared>,
+    stream: S,
+    activity: &Activity,
+    peer: Peer,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), ConnError>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(stream);
     let context = Arc::new(HttpContext {
         shared: Arc::clone(shared),
         peer,

@@ -9,8 +9,9 @@
 //!
 //! Layout: `detect` (first-bytes sniffing), `wire` + `frame` (message boundary scanning),
 //! `framing` (cutting messages out of a stream), `call` (running the processor), `conn`
-//! (one connection's loop), `http` + `replay` (HBase HTTP mode), `accept` (listener and
-//! shutdown), `identity`, `options`, `stats`.
+//! (one connection's loop), `http` + `replay` (HBase HTTP mode), `tls` (HTTPS, when
+//! the options carry a [`TlsConfig`]), `accept` (listener and shutdown), `identity`,
+//! `options`, `stats`.
 
 mod accept;
 mod ack;
@@ -27,6 +28,7 @@ mod options;
 mod replay;
 mod stats;
 mod threaded;
+mod tls;
 mod wire;
 
 use std::future::Future;
@@ -47,6 +49,7 @@ pub use options::{
     DEFAULT_TCP_KEEPALIVE,
 };
 pub use stats::{ModeCounts, ServerStats, StatsSnapshot};
+pub use tls::{TlsConfig, TlsError};
 pub use wire::{MessageHeader, ScanError, WireProtocol};
 
 use call::Dispatcher;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::server::identity::ConnectionObserver;
+use crate::server::tls::TlsConfig;
 
 /// Default limit on one message (frame, unframed message or HTTP body): 64 MiB.
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 64 * 1024 * 1024;
@@ -56,6 +57,10 @@ pub struct ServerOptions {
     /// Event-loop threads per server (0: every connection has its own thread).
     /// Default 2.
     pub event_loops: usize,
+    /// TLS for the port (HBase's `hbase.thrift.ssl.enabled`): with it, every
+    /// connection must open with a TLS handshake and speaks HBase's HTTP mode
+    /// inside (HTTPS); one that does not is closed. Default `None`: no TLS.
+    pub tls: Option<TlsConfig>,
 }
 
 impl ServerOptions {
@@ -78,6 +83,7 @@ impl Default for ServerOptions {
             deferrable_calls: &[],
             loop_calls: &[],
             event_loops: DEFAULT_EVENT_LOOPS,
+            tls: None,
         }
     }
 }
@@ -94,6 +100,7 @@ impl fmt::Debug for ServerOptions {
             .field("deferrable_calls", &self.deferrable_calls)
             .field("loop_calls", &self.loop_calls)
             .field("event_loops", &self.event_loops)
+            .field("tls", &self.tls)
             .finish()
     }
 }

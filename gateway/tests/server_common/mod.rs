@@ -3,7 +3,7 @@
 //! transport and protocol (decoding replies with the thrift crate, not the server's code).
 #![allow(dead_code)]
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -402,7 +402,7 @@ pub fn http_post(path: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// Reads one HTTP/1.1 response with a Content-Length body.
-pub fn read_http_response(reader: &mut BufReader<&TcpStream>) -> io::Result<HttpResponse> {
+pub fn read_http_response(reader: &mut impl BufRead) -> io::Result<HttpResponse> {
     let mut status_line = String::new();
     if reader.read_line(&mut status_line)? == 0 {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no response"));

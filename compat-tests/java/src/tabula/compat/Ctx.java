@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.protocol.TCompactProtocol;
 import org.apache.thrift.protocol.TProtocol;
+import org.apache.thrift.transport.THttpClient;
 import org.apache.thrift.transport.TSocket;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
@@ -63,8 +64,17 @@ final class Ctx implements AutoCloseable {
      * on one connection (unknown-method checks).
      */
     TProtocol open(int port) throws TTransportException {
-        TSocket socket = new TSocket(settings.host, port, settings.timeoutMs);
-        TTransport transport = settings.transport.equals("framed") ? new TFramedTransport(socket) : socket;
+        TTransport transport;
+        if (settings.transport.startsWith("http")) {
+            // HBase's HTTP mode: each message POSTed, as Thrift's THttpClient does.
+            THttpClient http = new THttpClient(settings.transport + "://" + settings.host + ":" + port + "/");
+            http.setConnectTimeout(settings.timeoutMs);
+            http.setReadTimeout(settings.timeoutMs);
+            transport = http;
+        } else {
+            TSocket socket = new TSocket(settings.host, port, settings.timeoutMs);
+            transport = settings.transport.equals("framed") ? new TFramedTransport(socket) : socket;
+        }
         transport.open();
         transports.add(transport);
         return settings.protocol.equals("compact")

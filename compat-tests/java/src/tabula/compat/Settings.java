@@ -11,7 +11,7 @@ final class Settings {
     final int thrift1Port;
     /** 0 when no Thrift2 port was given (then only Thrift1 checks can run). */
     final int thrift2Port;
-    /** "buffered" or "framed". */
+    /** "buffered", "framed", "http" or "https" (HBase's HTTP mode, plain or over TLS). */
     final String transport;
     /** "binary" or "compact". */
     final String protocol;
@@ -38,7 +38,8 @@ final class Settings {
             "                         without it the Thrift2 and cross-API checks are skipped",
             "  --variant V            buffered-binary or framed-compact (env TABULA_VARIANT,",
             "                         default buffered-binary); or set --transport/--protocol:",
-            "  --transport T          buffered or framed (env TABULA_TRANSPORT)",
+            "  --transport T          buffered, framed, http or https (env TABULA_TRANSPORT;",
+            "                         https trusts what javax.net.ssl.trustStore holds)",
             "  --protocol P           binary or compact (env TABULA_PROTOCOL)",
             "  --timeout-ms N         socket timeout (env TABULA_TIMEOUT_MS, default 30000)",
             "  --only TEXT            run only checks whose name contains TEXT");
@@ -86,8 +87,13 @@ final class Settings {
         if (protocol.isEmpty()) protocol = "binary";
         transport = transport.toLowerCase();
         protocol = protocol.toLowerCase();
-        if (!transport.equals("buffered") && !transport.equals("framed")) {
-            throw new IllegalArgumentException("transport must be buffered or framed, got " + transport);
+        if (!transport.equals("buffered") && !transport.equals("framed")
+                && !transport.equals("http") && !transport.equals("https")) {
+            throw new IllegalArgumentException(
+                    "transport must be buffered, framed, http or https, got " + transport);
+        }
+        if (transport.startsWith("http") && !protocol.equals("binary")) {
+            throw new IllegalArgumentException("HBase's HTTP mode speaks the binary protocol only");
         }
         if (!protocol.equals("binary") && !protocol.equals("compact")) {
             throw new IllegalArgumentException("protocol must be binary or compact, got " + protocol);
