@@ -211,6 +211,13 @@ fn a_tls_port_closes_plaintext_connections_of_every_kind() {
         0,
         "no plaintext call ran"
     );
+    let stats = server.stats.snapshot();
+    assert_eq!(stats.unrecognized_connections, 4, "{stats:?}");
+    assert_eq!(
+        stats.modes,
+        Default::default(),
+        "no plaintext mode was served"
+    );
     // The port still serves TLS.
     let mut session = BufReader::new(tls_connect(server.addr, pki.client(None)));
     let response = post(&mut session, &call).expect("response");
@@ -233,6 +240,8 @@ fn with_a_client_ca_only_clients_holding_its_certificates_get_in() {
         let answered = post(&mut session, &call);
         assert!(answered.is_err(), "a client with {who} got {answered:?}");
     }
+    let stats = server.stats.snapshot();
+    assert_eq!(stats.tls_handshake_failures, 2, "{stats:?}");
     let mut session = BufReader::new(tls_connect(server.addr, pki.client(Some(&pki.client))));
     let response = post(&mut session, &call).expect("the CA's client is served");
     assert_eq!(response.status, 200);

@@ -150,7 +150,7 @@ impl Sources {
             .map(|(api, stats)| (*api, stats.snapshot()))
             .collect();
         type Pick = fn(&crate::server::StatsSnapshot) -> Value;
-        let per_gateway: [(&str, &str, MetricType, Pick); 8] = [
+        let per_gateway: [(&str, &str, MetricType, Pick); 9] = [
             (
                 "thrift_connections_open",
                 "Client connections open now.",
@@ -195,9 +195,15 @@ impl Sources {
             ),
             (
                 "thrift_unrecognized_connections",
-                "Connections whose first bytes matched no transport and protocol.",
+                "Connections whose first bytes matched no transport and protocol (on a TLS port: were no TLS handshake).",
                 MetricType::Counter,
                 |s| Value::Counter(s.unrecognized_connections),
+            ),
+            (
+                "thrift_tls_handshake_failures",
+                "TLS handshakes that failed or timed out (TLS ports only).",
+                MetricType::Counter,
+                |s| Value::Counter(s.tls_handshake_failures),
             ),
         ];
         for (name, help, kind, pick) in per_gateway {

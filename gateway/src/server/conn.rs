@@ -217,8 +217,12 @@ async fn serve_tls(
         () = stopped(&mut shutdown) => return Ok(()),
         done = handshake => match done {
             Ok(Ok(session)) => session,
-            Ok(Err(e)) => return Err(ConnError::Handshake(e)),
+            Ok(Err(e)) => {
+                shared.stats.tls_handshake_failed();
+                return Err(ConnError::Handshake(e));
+            }
             Err(_) => {
+                shared.stats.tls_handshake_failed();
                 let late = io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!("not done within {HANDSHAKE_TIMEOUT:?}"),

@@ -24,6 +24,7 @@ pub struct ServerStats {
     malformed_messages: AtomicU64,
     oversized_messages: AtomicU64,
     unrecognized_connections: AtomicU64,
+    tls_handshake_failures: AtomicU64,
     unframed_binary: AtomicU64,
     framed_binary: AtomicU64,
     unframed_compact: AtomicU64,
@@ -63,8 +64,12 @@ pub struct StatsSnapshot {
     pub malformed_messages: u64,
     /// Frames, messages or HTTP bodies over the size limit.
     pub oversized_messages: u64,
-    /// Connections whose first bytes matched no supported mode.
+    /// Connections whose first bytes matched no supported mode (on a TLS port:
+    /// were not a TLS handshake).
     pub unrecognized_connections: u64,
+    /// TLS handshakes that failed or timed out (a client certificate refused, no
+    /// common protocol version, a client gone quiet).
+    pub tls_handshake_failures: u64,
     /// Connections by detected mode (since start).
     pub modes: ModeCounts,
 }
@@ -96,6 +101,7 @@ impl ServerStats {
             malformed_messages: load(&self.malformed_messages),
             oversized_messages: load(&self.oversized_messages),
             unrecognized_connections: load(&self.unrecognized_connections),
+            tls_handshake_failures: load(&self.tls_handshake_failures),
             modes: ModeCounts {
                 unframed_binary: load(&self.unframed_binary),
                 framed_binary: load(&self.framed_binary),
@@ -128,6 +134,10 @@ impl ServerStats {
 
     pub(crate) fn unrecognized_connection(&self) {
         bump(&self.unrecognized_connections);
+    }
+
+    pub(crate) fn tls_handshake_failed(&self) {
+        bump(&self.tls_handshake_failures);
     }
 
     pub(crate) fn call_started(&self) {
