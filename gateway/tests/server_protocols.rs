@@ -173,6 +173,33 @@ fn http_requests_split_into_single_bytes_still_work() {
 }
 
 #[test]
+fn http_quick_calls_and_others_both_know_their_connection() {
+    // "whoami" is a loop call: over HTTP it runs on the runtime worker serving the
+    // connection; "getTableNames" is not and runs on the blocking pool. Both see
+    // the connection they came on.
+    let server = TestServer::start(ServerOptions::default());
+    let stream = server.connect();
+    let mut reader = BufReader::new(&stream);
+    let mut ask = |name: &str, seqid: i32| {
+        (&stream)
+            .write_all(&http_post("/", &encode_call(Flavor::StrictBinary, name, seqid)))
+            .expect("send");
+        let response = read_http_response(&mut reader).expect("response");
+        assert_eq!(response.status, 200);
+        let (reply, _) = decode_reply_bytes(Flavor::StrictBinary, &response.body);
+        assert_eq!((reply.name.as_str(), reply.seqid), (name, seqid));
+        reply.success
+    };
+    let quick = ask("whoami", 1).expect("a connection id");
+    assert!(quick.starts_with("conn-"), "{quick}");
+    assert_eq!(ask("getTableNames", 2).as_deref(), Some("getTableNames"));
+    assert_eq!(ask("whoami", 3), Some(quick));
+    let stats = server.stats.snapshot();
+    assert_eq!(stats.calls_total, 3, "{stats:?}");
+    assert_eq!(stats.calls_in_flight, 0, "{stats:?}");
+}
+
+#[test]
 fn http_non_post_is_refused_with_405() {
     let server = TestServer::start(ServerOptions::default());
     let stream = server.connect();

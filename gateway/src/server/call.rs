@@ -1,8 +1,8 @@
 //! Running one request message through the synchronous Thrift processor.
 //!
 //! Owns [`Dispatcher`]: it bounds concurrent calls with a semaphore, runs the processor
-//! on tokio's blocking pool (HTTP) or on the connection's own thread (framed and
-//! unframed) with in-memory transports holding exactly one message, sets the
+//! on tokio's blocking pool or, for quick ones, the runtime worker at hand (HTTP), or
+//! on the connection's own thread (framed and unframed) with in-memory transports holding exactly one message, sets the
 //! current connection id around it, and hands back the reply bytes. It also builds the
 //! EXCEPTION replies the server itself sends for malformed messages. It does not touch
 //! sockets or framing.
@@ -101,6 +101,32 @@ impl Dispatcher {
 }
 
 impl Dispatcher {
+    /// Runs `request` on the calling thread, a runtime worker, if a call slot is free
+    /// right now (for quick calls only: the worker serves other connections too);
+    /// gives `request` back otherwise, for [`Dispatcher::call`].
+    pub(crate) fn call_here(
+        &self,
+        connection: ConnectionId,
+        protocol: WireProtocol,
+        request: Bytes,
+    ) -> Result<Result<CallReply, CallError>, Bytes> {
+        let Ok(permit) = self.permits.try_acquire() else {
+            return Err(request);
+        };
+        self.stats.call_started();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _scope = CallScope::enter(connection);
+            process_one(self.processor.as_ref(), protocol, request)
+        }))
+        .unwrap_or(Err(CallError::Panicked));
+        drop(permit);
+        self.stats.call_finished();
+        if outcome.is_err() {
+            self.stats.call_failed();
+        }
+        Ok(outcome)
+    }
+
     /// Processes one whole request message on the calling thread (a connection's own
     /// thread, not a runtime worker) and appends its reply to `output` (which the
     /// connection reuses from call to call, so a reply does not grow a new buffer).

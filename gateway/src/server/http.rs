@@ -23,7 +23,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use crate::server::call::{protocol_error_reply, CallReply};
+use crate::server::answer::Route;
+use crate::server::call::{protocol_error_reply, CallError, CallReply};
 use crate::server::conn::{stopped, ConnError, ConnShared, Peer};
 use crate::server::frame::{MessageScanner, Scan};
 use crate::server::replay::{Activity, ReplayStream};
@@ -191,8 +192,28 @@ async fn call(
     protocol: WireProtocol,
     message: Bytes,
 ) -> Response<Full<Bytes>> {
+    let id = context.peer.id;
+    let shared = &context.shared;
+    // A point read runs right here, as on an event loop, where the server's calls
+    // are local (it has loops); anything else, or with every call slot taken, on
+    // the blocking pool.
+    let route = Route::of(&shared.opts, protocol, &message);
+    let here = route.on_loop && route.deferrable.is_none() && shared.opts.serves_on_loops();
+    let message = match here {
+        true => match shared.dispatcher.call_here(id, protocol, message) {
+            Ok(outcome) => return respond(context, outcome),
+            Err(message) => message,
+        },
+        false => message,
+    };
+    let outcome = shared.dispatcher.call(id, protocol, message).await;
+    respond(context, outcome)
+}
+
+/// The HTTP response carrying a call's outcome.
+fn respond(context: &HttpContext, outcome: Result<CallReply, CallError>) -> Response<Full<Bytes>> {
     let (addr, id) = (context.peer.addr, context.peer.id);
-    match context.shared.dispatcher.call(id, protocol, message).await {
+    match outcome {
         Ok(CallReply::Message(reply)) => thrift_response(reply),
         Ok(CallReply::Nothing) => thrift_response(Vec::new()),
         Err(err) => {
