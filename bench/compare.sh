@@ -3,13 +3,13 @@
 # machine: the RPC ceiling (tabula serve --null-backend), Redis (redis-server and
 # redis-benchmark), the Bigtable paper's single-tablet-server figures, scale (1 M and
 # 10 M rows), memory during a large load, as-of-T reads of a 100,000-version cell,
-# scans whose filter keeps a few rows of the table, with and without skip hints, and
-# hot counters with and without coalesced increments.
+# scans whose filter keeps a few rows of the table, with and without skip hints, hot
+# counters with and without coalesced increments, and point calls over each
+# transport (buffered, framed, compact, HBase's HTTP mode, HTTPS).
 #
 #   bench/compare.sh [section ...]      sections: ceiling redis bigtable versions filters
-#                                       counters scale (default: ceiling redis bigtable
-#                                       versions filters counters; "all" adds scale, the
-#                                       1 M / 10 M rows runs)
+#                                       counters transports scale (default: all but
+#                                       scale; "all" adds scale, the 1 M / 10 M rows runs)
 #
 # Settings (environment): RECORDS (rows of the ceiling, Redis and Bigtable runs,
 # default 1000000), OPERATIONS (per timed run, default 200000), CEILING_ROUNDS (5,
@@ -42,8 +42,8 @@ CLIENT_SCHED="${CLIENT_SCHED:-batch}"
 OUT="${OUT:-bench/results/$(date -u +%Y%m%dT%H%M%SZ)}"
 
 sections=("$@")
-[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions filters counters)
-[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions filters counters scale)
+[ ${#sections[@]} -eq 0 ] && sections=(ceiling redis bigtable versions filters counters transports)
+[ "${sections[0]}" = all ] && sections=(ceiling redis bigtable versions filters counters transports scale)
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -330,6 +330,40 @@ EOF2
     stop_server
 }
 
+# Point gets and unsynced one-row puts of RECORDS cached rows over each transport a
+# client may pick, against one server: buffered and framed binary, framed compact,
+# HBase's HTTP mode (a POST per call, kept alive); then HTTPS against a second
+# server with TLS on (a self-signed certificate the load generator trusts; a TLS
+# port takes HTTPS only). No target: what each transport costs beside the buffered
+# binary line the other sections use.
+run_transports() {
+    budget="$CACHED_BUDGET_MB" start_tabula transports
+    bench transports-load --workloads seqwrite --records "$RECORDS" --durability no-wal
+    settle
+    local transport
+    for transport in buffered framed http; do
+        bench "transports-$transport" --workloads randread,randwrite --records "$RECORDS" \
+            --operations "$OPERATIONS" --durability no-wal --transport "$transport"
+    done
+    bench transports-framed-compact --workloads randread,randwrite --records "$RECORDS" \
+        --operations "$OPERATIONS" --durability no-wal --transport framed --protocol compact
+    stop_server
+    local tls="$work/tls"
+    mkdir -p "$tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -addext "basicConstraints=critical,CA:FALSE" -addext "extendedKeyUsage=serverAuth" \
+        -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>/dev/null
+    TABULA_TLS_CERT_FILE="$tls/cert.pem" TABULA_TLS_KEY_FILE="$tls/key.pem" \
+        budget="$CACHED_BUDGET_MB" start_tabula transports-tls
+    local https=(--transport https --tls-ca-file "$tls/cert.pem")
+    bench transports-tls-load --workloads seqwrite --records "$RECORDS" --durability no-wal "${https[@]}"
+    settle
+    bench transports-https --workloads randread,randwrite --records "$RECORDS" \
+        --operations "$OPERATIONS" --durability no-wal "${https[@]}"
+    stop_server
+}
+
 run_versions() {
     start_tabula versions
     bench versions --workloads versions --versions 100000 --operations "$OPERATIONS" --durability no-wal
@@ -398,6 +432,7 @@ for section in "${sections[@]}"; do
         versions) run_versions ;;
         counters) run_counters ;;
         filters) run_filters ;;
+        transports) run_transports ;;
         scale) run_scale ;;
         *) echo "unknown section $section" >&2; exit 2 ;;
     esac

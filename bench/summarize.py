@@ -261,6 +261,46 @@ def section_counters(runs, out):
     return lines + ["", summary, ""]
 
 
+TRANSPORTS = [
+    ("buffered, binary", "transports-buffered"),
+    ("framed, binary", "transports-framed"),
+    ("framed, compact", "transports-framed-compact"),
+    ("HTTP (HBase's HTTP mode)", "transports-http"),
+    ("HTTPS (TLS on the port)", "transports-https"),
+]
+
+
+def section_transports(runs):
+    base_get = find(runs, "transports-buffered", "randread")
+    base_put = find(runs, "transports-buffered", "randwrite")
+    if not (base_get and base_put):
+        return []
+    lines = [
+        "### Transports (point gets and unsynced one-row puts, cached rows)",
+        "",
+        "| transport | gets/s | p99 ms | of buffered | puts/s | p99 ms | of buffered |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, label in TRANSPORTS:
+        get = find(runs, label, "randread")
+        put = find(runs, label, "randwrite")
+        if not (get and put):
+            continue
+        lines.append(
+            "| %s | %s | %.2f | %.2fx | %s | %.2f | %.2fx |"
+            % (
+                name,
+                fmt(get["ops_per_sec"]),
+                p99_ms(get),
+                get["ops_per_sec"] / base_get["ops_per_sec"],
+                fmt(put["ops_per_sec"]),
+                p99_ms(put),
+                put["ops_per_sec"] / base_put["ops_per_sec"],
+            )
+        )
+    return lines + [""]
+
+
 def section_scale(runs):
     sizes = sorted(
         {int(m.group(1)) for r in runs for m in [re.match(r"scale-(\d+)$", r.get("label", ""))] if m}
@@ -341,6 +381,7 @@ def main():
     lines += section_versions(runs)
     lines += section_filters(runs)
     lines += section_counters(runs, out)
+    lines += section_transports(runs)
     lines += section_scale(runs)
     lines += section_memory(runs, out)
     print("\n".join(lines))

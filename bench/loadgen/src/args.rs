@@ -52,6 +52,10 @@ impl ClientSchedArg {
 pub enum TransportArg {
     Buffered,
     Framed,
+    /// HBase's HTTP mode: each call an HTTP/1.1 POST on a kept-alive connection.
+    Http,
+    /// HBase's HTTP mode over TLS (trusting the authorities in --tls-ca-file).
+    Https,
 }
 
 impl TransportArg {
@@ -59,6 +63,8 @@ impl TransportArg {
         match self {
             TransportArg::Buffered => "buffered",
             TransportArg::Framed => "framed",
+            TransportArg::Http => "http",
+            TransportArg::Https => "https",
         }
     }
 }
@@ -155,6 +161,10 @@ pub struct BenchArgs {
     pub durability: DurabilityArg,
     #[arg(long, value_enum, default_value = "buffered")]
     pub transport: TransportArg,
+    /// Certificate authorities (a PEM file) trusted by --transport https; the
+    /// server's certificate must name the host of --addr.
+    #[arg(long)]
+    pub tls_ca_file: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "binary")]
     pub protocol: ProtocolArg,
     /// Seed of every random choice (keys, values, mixes).

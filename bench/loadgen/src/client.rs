@@ -1,7 +1,8 @@
 //! Thrift1 connections and the calls the workloads make.
 //!
 //! Owns: [`Connection`] (one TCP connection on the async runtime, framed or
-//! unframed, binary or compact) and table set-up ([`Connection::ensure_table`]).
+//! unframed, binary or compact, or HBase's HTTP mode with each call a POST, over
+//! TLS for `https`) and table set-up ([`Connection::ensure_table`]).
 //! A call is encoded with the generated argument struct into a buffer, written
 //! whole, and its reply decoded with the generated result struct once enough bytes
 //! have arrived, so one runtime thread drives many connections the way
@@ -10,7 +11,8 @@
 //! Must not: choose keys or time anything.
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
+use std::sync::Arc;
 
 use tabula_thrift::hbase::{
     BatchMutation, ColumnDescriptor, HbaseCreateTableArgs, HbaseCreateTableResult,
@@ -31,6 +33,8 @@ use thrift::protocol::{
 use thrift::{ApplicationError, ApplicationErrorKind, TransportError, TransportErrorKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
 
 use crate::args::{DurabilityArg, ProtocolArg, TransportArg};
 use crate::error::BenchError;
@@ -39,6 +43,8 @@ use crate::error::BenchError;
 const MAX_FRAME: usize = 256 * 1024 * 1024;
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 * 1024;
+/// Longest HTTP response head (status line and headers) accepted.
+const MAX_HTTP_HEAD: usize = 16 * 1024;
 
 /// Where and how to connect.
 #[derive(Debug, Clone)]
@@ -47,17 +53,59 @@ pub struct Endpoint {
     pub transport: TransportArg,
     pub protocol: ProtocolArg,
     pub durability: DurabilityArg,
+    /// The TLS client of `--transport https`.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// How calls and replies are delimited on a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delimiting {
+    /// Back to back.
+    Unframed,
+    /// Each behind its length.
+    Framed,
+    /// Each call an HTTP POST body, each reply a response body.
+    Http,
+}
+
+/// The byte stream under a connection.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    async fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(bytes).await,
+            Stream::Tls(s) => {
+                s.write_all(bytes).await?;
+                s.flush().await
+            }
+        }
+    }
+
+    async fn read_buf(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read_buf(buf).await,
+            Stream::Tls(s) => s.read_buf(buf).await,
+        }
+    }
 }
 
 /// One client connection.
 pub struct Connection {
-    stream: TcpStream,
-    framed: bool,
+    stream: Stream,
+    delimiting: Delimiting,
+    /// The `Host` header of HTTP calls.
+    host: String,
     protocol: ProtocolArg,
     write_to_wal: bool,
     sequence: i32,
     /// The encoded call being sent.
     out: Vec<u8>,
+    /// An HTTP call's body, encoded before its head (which gives its length).
+    body: Vec<u8>,
     /// Bytes received and not yet decoded.
     received: Vec<u8>,
 }
@@ -199,6 +247,60 @@ fn decode_reply<R: CallResult>(
     Ok((answer, cursor.position() as usize))
 }
 
+/// A failure of HTTP framing, keeping its message (a transport error's display
+/// shows only its kind).
+fn http_error(message: String) -> thrift::Error {
+    thrift::Error::User(message.into())
+}
+
+/// Writes the head of an HTTP call whose body is `body_len` bytes into `out`.
+fn write_http_head(out: &mut Vec<u8>, host: &str, body_len: usize) -> thrift::Result<()> {
+    write!(
+        out,
+        "POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-thrift\r\nAccept: application/x-thrift\r\nContent-Length: {body_len}\r\n\r\n"
+    )
+    .map_err(|e| http_error(e.to_string()))
+}
+
+/// Where the body of the HTTP response at the start of `received` lies, once all
+/// of it has arrived; an error for a status other than 200 or a head without a
+/// length.
+fn http_body(received: &[u8], method: &str) -> thrift::Result<Option<(usize, usize)>> {
+    let Some(head_len) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
+        if received.len() > MAX_HTTP_HEAD {
+            return Err(http_error(format!(
+                "an HTTP response head longer than {MAX_HTTP_HEAD} bytes"
+            )));
+        }
+        return Ok(None);
+    };
+    let head = String::from_utf8_lossy(received.get(..head_len).unwrap_or_default());
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap_or_default();
+    if status.split_whitespace().nth(1) != Some("200") {
+        return Err(http_error(format!("{method} answered {status:?}")));
+    }
+    let length = lines
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+        .ok_or_else(|| {
+            http_error(format!(
+                "the HTTP response to {method} has no Content-Length"
+            ))
+        })?;
+    if length > MAX_FRAME {
+        return Err(http_error(format!(
+            "an HTTP response body of {length} bytes"
+        )));
+    }
+    let start = head_len + 4;
+    if received.len() < start + length {
+        return Ok(None);
+    }
+    Ok(Some((start, start + length)))
+}
+
 impl Connection {
     /// Connects to `endpoint`.
     pub async fn open(endpoint: &Endpoint) -> Result<Connection, BenchError> {
@@ -206,17 +308,40 @@ impl Connection {
             addr: endpoint.addr.clone(),
             message: e.to_string(),
         };
-        let stream = TcpStream::connect(&endpoint.addr)
+        let tcp = TcpStream::connect(&endpoint.addr)
             .await
             .map_err(connect_error)?;
-        stream.set_nodelay(true).map_err(connect_error)?;
+        tcp.set_nodelay(true).map_err(connect_error)?;
+        let stream = match (&endpoint.tls, endpoint.transport) {
+            (Some(config), TransportArg::Https) => {
+                let name = crate::tls::server_name(&endpoint.addr)?;
+                let session = TlsConnector::from(Arc::clone(config))
+                    .connect(name, tcp)
+                    .await
+                    .map_err(connect_error)?;
+                Stream::Tls(Box::new(session))
+            }
+            (None, TransportArg::Https) => {
+                return Err(BenchError::InvalidOption(
+                    "--transport https needs --tls-ca-file".into(),
+                ))
+            }
+            _ => Stream::Plain(tcp),
+        };
+        let delimiting = match endpoint.transport {
+            TransportArg::Buffered => Delimiting::Unframed,
+            TransportArg::Framed => Delimiting::Framed,
+            TransportArg::Http | TransportArg::Https => Delimiting::Http,
+        };
         Ok(Connection {
             stream,
-            framed: endpoint.transport == TransportArg::Framed,
+            delimiting,
+            host: endpoint.addr.clone(),
             protocol: endpoint.protocol,
             write_to_wal: endpoint.durability == DurabilityArg::Sync,
             sequence: 0,
             out: Vec::with_capacity(4096),
+            body: Vec::new(),
             received: Vec::with_capacity(READ_CHUNK),
         })
     }
@@ -229,15 +354,24 @@ impl Connection {
     ) -> thrift::Result<R::Answer> {
         self.sequence = self.sequence.wrapping_add(1);
         self.out.clear();
-        if self.framed {
-            self.out.extend_from_slice(&[0; 4]);
-        }
-        encode_call(&mut self.out, self.protocol, method, self.sequence, args)?;
-        if self.framed {
-            let length = u32::try_from(self.out.len() - 4).map_err(|_| {
-                transport_error(TransportErrorKind::SizeLimit, "call too large for a frame")
-            })?;
-            self.out[..4].copy_from_slice(&length.to_be_bytes());
+        match self.delimiting {
+            Delimiting::Unframed => {
+                encode_call(&mut self.out, self.protocol, method, self.sequence, args)?;
+            }
+            Delimiting::Framed => {
+                self.out.extend_from_slice(&[0; 4]);
+                encode_call(&mut self.out, self.protocol, method, self.sequence, args)?;
+                let length = u32::try_from(self.out.len() - 4).map_err(|_| {
+                    transport_error(TransportErrorKind::SizeLimit, "call too large for a frame")
+                })?;
+                self.out[..4].copy_from_slice(&length.to_be_bytes());
+            }
+            Delimiting::Http => {
+                self.body.clear();
+                encode_call(&mut self.body, self.protocol, method, self.sequence, args)?;
+                write_http_head(&mut self.out, &self.host, self.body.len())?;
+                self.out.extend_from_slice(&self.body);
+            }
         }
         self.stream.write_all(&self.out).await?;
         loop {
@@ -259,32 +393,38 @@ impl Connection {
         &mut self,
         method: &str,
     ) -> thrift::Result<Option<thrift::Result<R::Answer>>> {
-        let (start, end) = if self.framed {
-            let Some(prefix) = self.received.first_chunk::<4>() else {
-                return Ok(None);
-            };
-            let length = u32::from_be_bytes(*prefix) as usize;
-            if length > MAX_FRAME {
-                return Err(transport_error(
-                    TransportErrorKind::SizeLimit,
-                    format!("reply frame of {length} bytes"),
-                ));
+        let (start, end) = match self.delimiting {
+            Delimiting::Framed => {
+                let Some(prefix) = self.received.first_chunk::<4>() else {
+                    return Ok(None);
+                };
+                let length = u32::from_be_bytes(*prefix) as usize;
+                if length > MAX_FRAME {
+                    return Err(transport_error(
+                        TransportErrorKind::SizeLimit,
+                        format!("reply frame of {length} bytes"),
+                    ));
+                }
+                if self.received.len() < 4 + length {
+                    return Ok(None);
+                }
+                (4, 4 + length)
             }
-            if self.received.len() < 4 + length {
-                return Ok(None);
-            }
-            (4, 4 + length)
-        } else {
-            (0, self.received.len())
+            Delimiting::Http => match http_body(&self.received, method)? {
+                Some(body) => body,
+                None => return Ok(None),
+            },
+            Delimiting::Unframed => (0, self.received.len()),
         };
+        let unframed = self.delimiting == Delimiting::Unframed;
         let bytes = self.received.get(start..end).unwrap_or_default();
         match decode_reply::<R>(bytes, self.protocol, method, self.sequence) {
             Ok((answer, used)) => {
-                let consumed = if self.framed { end } else { used };
+                let consumed = if unframed { used } else { end };
                 self.received.drain(..consumed);
                 Ok(Some(answer))
             }
-            Err(e) if !self.framed && is_incomplete(&e) => Ok(None),
+            Err(e) if unframed && is_incomplete(&e) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -622,6 +762,56 @@ mod tests {
             }]),
             io: None,
         }
+    }
+
+    #[test]
+    fn an_http_response_is_cut_at_its_content_length() {
+        let body = reply(ProtocolArg::Binary, 3, &cells());
+        let mut response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/x-thrift\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        let head = response.len();
+        response.extend_from_slice(&body);
+        for cut in 0..response.len() {
+            let part = response.get(..cut).expect("prefix");
+            assert_eq!(
+                http_body(part, "get").expect("incomplete"),
+                None,
+                "cut at {cut}"
+            );
+        }
+        let (start, end) = http_body(&response, "get")
+            .expect("parsed")
+            .expect("complete");
+        assert_eq!((start, end), (head, response.len()));
+        let (answer, _) =
+            decode_reply::<HbaseGetResult>(&response[start..end], ProtocolArg::Binary, "get", 3)
+                .expect("decoded");
+        assert_eq!(answer.expect("cells").len(), 1);
+    }
+
+    #[test]
+    fn an_http_error_status_or_a_head_without_length_fails_the_call() {
+        let refused = b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 0\r\n\r\n";
+        let err = http_body(refused, "mutateRow").expect_err("413");
+        assert!(err.to_string().contains("413"), "{err}");
+        let no_length = b"HTTP/1.1 200 OK\r\n\r\n";
+        assert!(http_body(no_length, "get").is_err());
+        let endless = vec![b'x'; MAX_HTTP_HEAD + 1];
+        assert!(http_body(&endless, "get").is_err());
+    }
+
+    #[test]
+    fn an_http_call_carries_its_length_and_host() {
+        let mut out = Vec::new();
+        write_http_head(&mut out, "127.0.0.1:9090", 42).expect("head");
+        let head = String::from_utf8(out).expect("text");
+        assert!(head.starts_with("POST / HTTP/1.1\r\n"), "{head}");
+        assert!(head.contains("Host: 127.0.0.1:9090\r\n"), "{head}");
+        assert!(head.contains("Content-Length: 42\r\n"), "{head}");
+        assert!(head.ends_with("\r\n\r\n"), "{head}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod report;
 pub mod runner;
 pub mod sched;
 pub mod stats;
+pub mod tls;
 pub mod worker;
 pub mod workload;
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::args::{BenchArgs, ClientSchedArg};
+use crate::args::{BenchArgs, ClientSchedArg, TransportArg};
 use crate::client::{Connection, Endpoint};
 use crate::error::BenchError;
 use crate::probe::ServerProbe;
@@ -100,13 +100,23 @@ fn validate(args: &BenchArgs) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn shared_state(args: &BenchArgs) -> Shared {
-    Shared {
+fn shared_state(args: &BenchArgs) -> Result<Shared, BenchError> {
+    let tls = match (args.transport, &args.tls_ca_file) {
+        (TransportArg::Https, Some(ca)) => Some(crate::tls::client_config(ca)?),
+        (TransportArg::Https, None) => {
+            return Err(BenchError::InvalidOption(
+                "--transport https needs --tls-ca-file".into(),
+            ))
+        }
+        _ => None,
+    };
+    Ok(Shared {
         endpoint: Endpoint {
             addr: args.addr.clone(),
             transport: args.transport,
             protocol: args.protocol,
             durability: args.durability,
+            tls,
         },
         bigtable_table: args.table.as_bytes().to_vec(),
         ycsb_table: format!("{}_ycsb", args.table).into_bytes(),
@@ -123,7 +133,7 @@ fn shared_state(args: &BenchArgs) -> Shared {
         read_batch: args.read_batch,
         ycsb_inserted: Arc::new(AtomicU64::new(args.records)),
         ycsb_next_insert: AtomicU64::new(args.records),
-    }
+    })
 }
 
 /// Creates (or, with --fresh, recreates) the tables the workloads need.
@@ -411,7 +421,7 @@ async fn run_workloads(
     args: &BenchArgs,
     workloads: &[Workload],
 ) -> Result<Vec<RunReport>, BenchError> {
-    let shared = Arc::new(shared_state(args));
+    let shared = Arc::new(shared_state(args)?);
     set_up_tables(&shared, workloads, args).await?;
     let mut reports = Vec::new();
     for (i, workload) in workloads.iter().enumerate() {
