@@ -182,7 +182,10 @@ fn http_quick_calls_and_others_both_know_their_connection() {
     let mut reader = BufReader::new(&stream);
     let mut ask = |name: &str, seqid: i32| {
         (&stream)
-            .write_all(&http_post("/", &encode_call(Flavor::StrictBinary, name, seqid)))
+            .write_all(&http_post(
+                "/",
+                &encode_call(Flavor::StrictBinary, name, seqid),
+            ))
             .expect("send");
         let response = read_http_response(&mut reader).expect("response");
         assert_eq!(response.status, 200);

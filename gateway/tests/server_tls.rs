@@ -114,6 +114,14 @@ impl Pki {
         .expect("server TLS")
     }
 
+    /// A test server (echoing every call) whose port takes TLS only.
+    fn test_server(&self, mutual: bool) -> TestServer {
+        TestServer::start(ServerOptions {
+            tls: Some(self.server(mutual)),
+            ..ServerOptions::default()
+        })
+    }
+
     /// A client trusting the CA, presenting `identity` if given.
     fn client(&self, identity: Option<&(Certificate, KeyPair)>) -> Arc<ClientConfig> {
         let mut roots = RootCertStore::empty();
@@ -161,10 +169,7 @@ fn post(
 #[test]
 fn https_carries_thrift_calls_on_a_kept_alive_connection() {
     let pki = Pki::new();
-    let server = TestServer::start(ServerOptions {
-        tls: Some(pki.server(false)),
-        ..ServerOptions::default()
-    });
+    let server = pki.test_server(false);
     let mut session = BufReader::new(tls_connect(server.addr, pki.client(None)));
     for seqid in 1..=3 {
         let response = post(
@@ -187,10 +192,7 @@ fn https_carries_thrift_calls_on_a_kept_alive_connection() {
 #[test]
 fn a_tls_port_closes_plaintext_connections_of_every_kind() {
     let pki = Pki::new();
-    let server = TestServer::start(ServerOptions {
-        tls: Some(pki.server(false)),
-        ..ServerOptions::default()
-    });
+    let server = pki.test_server(false);
     let call = encode_call(Flavor::StrictBinary, "getTableNames", 1);
     let compact = encode_call(Flavor::Compact, "getTableNames", 1);
     for (kind, request) in [
@@ -227,10 +229,7 @@ fn a_tls_port_closes_plaintext_connections_of_every_kind() {
 #[test]
 fn with_a_client_ca_only_clients_holding_its_certificates_get_in() {
     let pki = Pki::new();
-    let server = TestServer::start(ServerOptions {
-        tls: Some(pki.server(true)),
-        ..ServerOptions::default()
-    });
+    let server = pki.test_server(true);
     let call = encode_call(Flavor::StrictBinary, "getTableNames", 5);
     for (who, identity) in [
         ("no certificate", None),
