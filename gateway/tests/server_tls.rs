@@ -13,6 +13,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rcgen::{
     BasicConstraints, Certificate, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa,
@@ -227,6 +228,35 @@ fn a_tls_port_closes_plaintext_connections_of_every_kind() {
 }
 
 #[test]
+fn a_client_quiet_inside_its_handshake_is_cut_off() {
+    let pki = Pki::new();
+    let server = TestServer::start(ServerOptions {
+        tls: Some(pki.server(false)),
+        idle_timeout: Some(Duration::from_millis(300)),
+        ..ServerOptions::default()
+    });
+    // The start of a TLS record, then nothing more.
+    let stream = server.connect();
+    (&stream).write_all(&[0x16, 0x03, 0x01]).expect("send");
+    let started = Instant::now();
+    assert!(
+        is_closed_by_server(&stream),
+        "a stalled handshake was kept open"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // Counted as the connection task ends, which may be just after the close.
+    server.wait_for_stats("the failed handshake", |s| s.tls_handshake_failures == 1);
+    // A client that completes its handshake is still served.
+    let mut session = BufReader::new(tls_connect(server.addr, pki.client(None)));
+    let call = encode_call(Flavor::StrictBinary, "getTableNames", 9);
+    assert_eq!(post(&mut session, &call).expect("response").status, 200);
+}
+
+#[test]
 fn with_a_client_ca_only_clients_holding_its_certificates_get_in() {
     let pki = Pki::new();
     let server = pki.test_server(true);
@@ -239,8 +269,7 @@ fn with_a_client_ca_only_clients_holding_its_certificates_get_in() {
         let answered = post(&mut session, &call);
         assert!(answered.is_err(), "a client with {who} got {answered:?}");
     }
-    let stats = server.stats.snapshot();
-    assert_eq!(stats.tls_handshake_failures, 2, "{stats:?}");
+    server.wait_for_stats("two failed handshakes", |s| s.tls_handshake_failures == 2);
     let mut session = BufReader::new(tls_connect(server.addr, pki.client(Some(&pki.client))));
     let response = post(&mut session, &call).expect("the CA's client is served");
     assert_eq!(response.status, 200);

@@ -211,7 +211,9 @@ async fn serve_tls(
     }
     let activity = Arc::new(Activity::new());
     let replayed = ReplayStream::new(buf.freeze(), stream, Arc::clone(&activity));
-    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(replayed));
+    // A client that goes quiet inside its handshake is cut off like an idle one.
+    let limit = idle.map_or(HANDSHAKE_TIMEOUT, |idle| idle.min(HANDSHAKE_TIMEOUT));
+    let handshake = tokio::time::timeout(limit, tls.accept(replayed));
     let session = tokio::select! {
         biased;
         () = stopped(&mut shutdown) => return Ok(()),
@@ -225,7 +227,7 @@ async fn serve_tls(
                 shared.stats.tls_handshake_failed();
                 let late = io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("not done within {HANDSHAKE_TIMEOUT:?}"),
+                    format!("not done within {limit:?}"),
                 );
                 return Err(ConnError::Handshake(late));
             }

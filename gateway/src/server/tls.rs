@@ -20,7 +20,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-/// Longest a client may take over its TLS handshake.
+/// Longest a client may take over its TLS handshake (the idle timeout, if
+/// shorter).
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The first byte of a TLS record carrying a handshake message (a ClientHello).
