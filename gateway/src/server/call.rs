@@ -113,18 +113,9 @@ impl Dispatcher {
         let Ok(permit) = self.permits.try_acquire() else {
             return Err(request);
         };
-        self.stats.call_started();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _scope = CallScope::enter(connection);
+        Ok(self.run_counted(permit, connection, || {
             process_one(self.processor.as_ref(), protocol, request)
         }))
-        .unwrap_or(Err(CallError::Panicked));
-        drop(permit);
-        self.stats.call_finished();
-        if outcome.is_err() {
-            self.stats.call_failed();
-        }
-        Ok(outcome)
     }
 
     /// Processes one whole request message on the calling thread (a connection's own
@@ -149,10 +140,23 @@ impl Dispatcher {
                 .map_err(|_| CallError::Closed)?,
             Err(tokio::sync::TryAcquireError::Closed) => return Err(CallError::Closed),
         };
+        self.run_counted(permit, connection, || {
+            process_into(self.processor.as_ref(), protocol, request, output)
+        })
+    }
+
+    /// Runs `call` on this thread holding `permit`, as `connection`'s call, counted
+    /// in the stats; a panic is the call's failure.
+    fn run_counted<T>(
+        &self,
+        permit: tokio::sync::SemaphorePermit<'_>,
+        connection: ConnectionId,
+        call: impl FnOnce() -> Result<T, CallError>,
+    ) -> Result<T, CallError> {
         self.stats.call_started();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _scope = CallScope::enter(connection);
-            process_into(self.processor.as_ref(), protocol, request, output)
+            call()
         }))
         .unwrap_or(Err(CallError::Panicked));
         drop(permit);

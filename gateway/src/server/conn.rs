@@ -141,25 +141,20 @@ async fn drive(
     if let Some(tls) = &shared.opts.tls {
         return serve_tls(shared, tls, stream, peer, shutdown).await;
     }
-    let idle = shared.opts.idle_timeout;
     let mut buf = BytesMut::new();
-    let mode = loop {
-        match detect(&buf) {
-            Detection::Detected(mode) => break mode,
-            Detection::Unrecognized => {
-                shared.stats.unrecognized_connection();
-                let shown = buf.get(..buf.len().min(16)).unwrap_or(&[]).to_vec();
-                return Err(ConnError::Unrecognized(shown));
-            }
-            Detection::NeedMore => {
-                match read_more(&mut stream, &mut buf, idle, &mut shutdown).await? {
-                    Input::Data => {}
-                    Input::Eof if buf.is_empty() => return Ok(()),
-                    Input::Eof => return Err(ConnError::Truncated(buf.len())),
-                    Input::Shutdown => return Ok(()),
-                }
-            }
-        }
+    let sniffed = sniff(
+        shared,
+        &mut stream,
+        &mut buf,
+        &mut shutdown,
+        |prefix| match detect(prefix) {
+            Detection::Detected(mode) => Some(Ok(mode)),
+            Detection::Unrecognized => Some(Err(ConnError::Unrecognized(first_bytes(prefix)))),
+            Detection::NeedMore => None,
+        },
+    );
+    let Some(mode) = sniffed.await? else {
+        return Ok(());
     };
     shared.stats.mode_detected(mode);
     tracing::debug!(peer = %peer.addr, conn = %peer.id, ?mode, "connection mode detected");
@@ -193,21 +188,14 @@ async fn serve_tls(
 ) -> Result<(), ConnError> {
     let idle = shared.opts.idle_timeout;
     let mut buf = BytesMut::new();
-    loop {
-        match tls::starts_with_handshake(&buf) {
-            Some(true) => break,
-            Some(false) => {
-                shared.stats.unrecognized_connection();
-                let shown = buf.get(..buf.len().min(16)).unwrap_or(&[]).to_vec();
-                return Err(ConnError::NotTls(shown));
-            }
-            None => match read_more(&mut stream, &mut buf, idle, &mut shutdown).await? {
-                Input::Data => {}
-                Input::Eof if buf.is_empty() => return Ok(()),
-                Input::Eof => return Err(ConnError::Truncated(buf.len())),
-                Input::Shutdown => return Ok(()),
-            },
+    let sniffed = sniff(shared, &mut stream, &mut buf, &mut shutdown, |prefix| {
+        match tls::starts_with_handshake(prefix)? {
+            true => Some(Ok(())),
+            false => Some(Err(ConnError::NotTls(first_bytes(prefix)))),
         }
+    });
+    if sniffed.await?.is_none() {
+        return Ok(());
     }
     let activity = Arc::new(Activity::new());
     let replayed = ReplayStream::new(buf.freeze(), stream, Arc::clone(&activity));
@@ -240,6 +228,38 @@ async fn serve_tls(
     shared.stats.mode_detected(mode);
     tracing::debug!(peer = %peer.addr, conn = %peer.id, "TLS session established");
     crate::server::http::serve_http_on(shared, session, &activity, peer, shutdown).await
+}
+
+/// Reads a connection's first bytes into `buf` until `decide` settles what they
+/// are: `None` for more bytes, `Some(Err)` to refuse the connection (counted as
+/// unrecognized). `Ok(None)`: the client left, or the server stops, first.
+async fn sniff<T>(
+    shared: &ConnShared,
+    stream: &mut TcpStream,
+    buf: &mut BytesMut,
+    shutdown: &mut watch::Receiver<bool>,
+    decide: impl Fn(&[u8]) -> Option<Result<T, ConnError>>,
+) -> Result<Option<T>, ConnError> {
+    loop {
+        match decide(buf) {
+            Some(Ok(decided)) => return Ok(Some(decided)),
+            Some(Err(refused)) => {
+                shared.stats.unrecognized_connection();
+                return Err(refused);
+            }
+            None => match read_more(stream, buf, shared.opts.idle_timeout, shutdown).await? {
+                Input::Data => {}
+                Input::Eof if buf.is_empty() => return Ok(None),
+                Input::Eof => return Err(ConnError::Truncated(buf.len())),
+                Input::Shutdown => return Ok(None),
+            },
+        }
+    }
+}
+
+/// The first bytes of `prefix`, as a refusal shows them.
+fn first_bytes(prefix: &[u8]) -> Vec<u8> {
+    prefix.get(..prefix.len().min(16)).unwrap_or(&[]).to_vec()
 }
 
 /// Reads more bytes into `buf`, giving up on shutdown or after `idle` without input.
