@@ -23,6 +23,14 @@ pub struct Settings {
     /// Prefix of every key Tabula writes in etcd, so clusters can share one etcd:
     /// empty, or `/name`.
     pub etcd_namespace: String,
+    /// TLS towards etcd (`https://` endpoints): the authorities etcd's certificate
+    /// must chain to, a PEM file (etcdctl's `--cacert`).
+    pub etcd_ca_file: String,
+    /// The client certificate presented to etcd (`--cert`), a PEM file; for an etcd
+    /// started with `--client-cert-auth`.
+    pub etcd_cert_file: String,
+    /// Its private key (`--key`), a PEM file.
+    pub etcd_key_file: String,
     /// Wait as long as it takes for the coordinator lock (a standby coordinator that
     /// takes over when the active one is gone) instead of 30 s. Needs etcd.
     pub standby: bool,
@@ -31,6 +39,17 @@ pub struct Settings {
     /// processes call. Published in etcd, so port 0 (any free port) works; on
     /// several machines give an address the others can reach.
     pub rpc_listen: String,
+    /// Mutual TLS on the gRPC calls between the cluster's processes (HBase's RPC
+    /// TLS): this process's certificate chain, a PEM file. Needs the key and CA
+    /// files; empty: plaintext gRPC.
+    pub rpc_tls_cert_file: String,
+    /// The private key of `rpc_tls_cert_file`'s certificate, a PEM file.
+    pub rpc_tls_key_file: String,
+    /// The authorities every process's certificate must chain to, a PEM file.
+    pub rpc_tls_ca_file: String,
+    /// The name every server certificate is checked against; empty: the host of
+    /// the address dialled.
+    pub rpc_tls_server_name: String,
     /// Where `GET /metrics` (Prometheus text format) is served; empty disables
     /// it. Port 0 picks a free port, printed in the ready line as `metrics=`.
     pub metrics_listen: String,
@@ -101,8 +120,15 @@ impl Default for Settings {
             data_dir: PathBuf::from("./tabula-data"),
             etcd_endpoints: String::new(),
             etcd_namespace: String::new(),
+            etcd_ca_file: String::new(),
+            etcd_cert_file: String::new(),
+            etcd_key_file: String::new(),
             standby: false,
             rpc_listen: "127.0.0.1:0".into(),
+            rpc_tls_cert_file: String::new(),
+            rpc_tls_key_file: String::new(),
+            rpc_tls_ca_file: String::new(),
+            rpc_tls_server_name: String::new(),
             metrics_listen: "127.0.0.1:0".into(),
             listen: "127.0.0.1:9090".into(),
             thrift2_listen: "127.0.0.1:9091".into(),
@@ -161,8 +187,15 @@ const KEYS: &[&str] = &[
     "data_dir",
     "etcd_endpoints",
     "etcd_namespace",
+    "etcd_ca_file",
+    "etcd_cert_file",
+    "etcd_key_file",
     "standby",
     "rpc_listen",
+    "rpc_tls_cert_file",
+    "rpc_tls_key_file",
+    "rpc_tls_ca_file",
+    "rpc_tls_server_name",
     "metrics_listen",
     "listen",
     "thrift2_listen",
@@ -283,6 +316,41 @@ impl Settings {
         if self.etcd_urls().any(|url| !url.contains("://")) {
             return bad("etcd_endpoints must be URLs such as http://127.0.0.1:2379");
         }
+        let https = self
+            .etcd_urls()
+            .filter(|url| url.starts_with("https://"))
+            .count();
+        if https != 0 && https != self.etcd_urls().count() {
+            return bad("etcd_endpoints must be all https:// or all http://");
+        }
+        if https != 0 && self.etcd_ca_file.is_empty() {
+            return bad(
+                "https:// etcd_endpoints need etcd_ca_file (the authorities of etcd's certificate)",
+            );
+        }
+        if https == 0 && !self.etcd_ca_file.is_empty() {
+            return bad("etcd_ca_file needs https:// etcd_endpoints");
+        }
+        if self.etcd_cert_file.is_empty() != self.etcd_key_file.is_empty() {
+            return bad("etcd_cert_file and etcd_key_file go together: set both or neither");
+        }
+        if !self.etcd_cert_file.is_empty() && self.etcd_ca_file.is_empty() {
+            return bad("etcd_cert_file needs etcd_ca_file and https:// etcd_endpoints");
+        }
+        let rpc_tls = [
+            &self.rpc_tls_cert_file,
+            &self.rpc_tls_key_file,
+            &self.rpc_tls_ca_file,
+        ];
+        let rpc_tls_set = rpc_tls.iter().filter(|f| !f.is_empty()).count();
+        if rpc_tls_set != 0 && rpc_tls_set != rpc_tls.len() {
+            return bad(
+                "rpc_tls_cert_file, rpc_tls_key_file and rpc_tls_ca_file go together: set all three or none",
+            );
+        }
+        if rpc_tls_set == 0 && !self.rpc_tls_server_name.is_empty() {
+            return bad("rpc_tls_server_name needs the rpc_tls_* files");
+        }
         Ok(())
     }
 
@@ -380,6 +448,47 @@ mod tests {
             "tls_cert_file = \"/etc/tabula/cert.pem\"\n",
             "tls_key_file = \"/etc/tabula/key.pem\"\n",
             "tls_client_ca_file = \"/etc/tabula/ca.pem\"\n",
+        ] {
+            std::fs::write(&f, bad).unwrap();
+            assert!(
+                Settings::load(Some(&f), &Overrides::default()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn cluster_and_etcd_tls_settings_come_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.toml");
+        std::fs::write(
+            &f,
+            concat!(
+                "etcd_endpoints = \"https://10.0.0.1:2379,https://10.0.0.2:2379\"\n",
+                "etcd_ca_file = \"/etc/tabula/etcd-ca.pem\"\n",
+                "etcd_cert_file = \"/etc/tabula/etcd.pem\"\n",
+                "etcd_key_file = \"/etc/tabula/etcd-key.pem\"\n",
+                "rpc_tls_cert_file = \"/etc/tabula/node.pem\"\n",
+                "rpc_tls_key_file = \"/etc/tabula/node-key.pem\"\n",
+                "rpc_tls_ca_file = \"/etc/tabula/ca.pem\"\n",
+                "rpc_tls_server_name = \"tabula.internal\"\n",
+            ),
+        )
+        .unwrap();
+        let s = Settings::load(Some(&f), &Overrides::default()).unwrap();
+        assert_eq!(s.etcd_ca_file, "/etc/tabula/etcd-ca.pem");
+        assert_eq!(s.rpc_tls_server_name, "tabula.internal");
+        for bad in [
+            // https without the authorities, and mixed schemes.
+            "etcd_endpoints = \"https://10.0.0.1:2379\"\n",
+            "etcd_endpoints = \"https://10.0.0.1:2379,http://10.0.0.2:2379\"\netcd_ca_file = \"/ca.pem\"\n",
+            // TLS files for a plaintext etcd.
+            "etcd_endpoints = \"http://10.0.0.1:2379\"\netcd_ca_file = \"/ca.pem\"\n",
+            "etcd_endpoints = \"https://10.0.0.1:2379\"\netcd_ca_file = \"/ca.pem\"\netcd_cert_file = \"/c.pem\"\n",
+            // Cluster TLS needs all three files.
+            "rpc_tls_cert_file = \"/c.pem\"\nrpc_tls_key_file = \"/k.pem\"\n",
+            "rpc_tls_ca_file = \"/ca.pem\"\n",
+            "rpc_tls_server_name = \"tabula.internal\"\n",
         ] {
             std::fs::write(&f, bad).unwrap();
             assert!(

@@ -14,6 +14,7 @@ use crate::backend::Backend;
 use crate::cluster::remote::RemoteControl;
 use crate::cluster::{ClusterBackend, Control};
 use crate::config::Settings;
+use crate::rpc_security::{cluster_tls, remote_options};
 use crate::serve::{open_lock_service, start_gateways, Running, ServeError};
 
 /// Opens the lock service, reads the cluster and binds the Thrift listeners.
@@ -26,8 +27,9 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let control = {
         let settings = settings.clone();
         tokio::task::spawn_blocking(move || -> Result<_, ServeError> {
+            let remote = remote_options(cluster_tls(&settings)?);
             let lock = open_lock_service(&settings)?;
-            RemoteControl::follow(lock).map_err(ServeError::Coordinator)
+            RemoteControl::follow(lock, remote).map_err(ServeError::Coordinator)
         })
         .await
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod null_backend;
 pub mod read_only;
 pub mod regionserver_process;
+pub mod rpc_security;
 pub mod serve;
 pub mod server;
 pub mod thrift1;

@@ -37,8 +37,12 @@ pub fn registered(lock: &dyn LockService) -> LockResult<BTreeMap<String, String>
         .collect())
 }
 
-pub(crate) fn connect(name: &str, addr: &str) -> Option<Arc<dyn TabletService>> {
-    match RemoteTabletService::connect(addr, RemoteOptions::default()) {
+pub(crate) fn connect(
+    name: &str,
+    addr: &str,
+    options: &RemoteOptions,
+) -> Option<Arc<dyn TabletService>> {
+    match RemoteTabletService::connect(addr, options.clone()) {
         Ok(client) if client.name() == name => Some(Arc::new(client)),
         Ok(client) => {
             tracing::warn!(registered = name, answered = %client.name(), addr, "a registered regionserver answers to another name");
@@ -53,12 +57,16 @@ pub(crate) fn connect(name: &str, addr: &str) -> Option<Arc<dyn TabletService>> 
 
 /// Clients of every registered regionserver except `local` (for the coordinator's
 /// start: the tablets they serve stay there).
-pub fn connect_registered(lock: &dyn LockService, local: &str) -> Vec<Arc<dyn TabletService>> {
+pub fn connect_registered(
+    lock: &dyn LockService,
+    local: &str,
+    options: &RemoteOptions,
+) -> Vec<Arc<dyn TabletService>> {
     match registered(lock) {
         Ok(servers) => servers
             .iter()
             .filter(|(name, _)| name.as_str() != local)
-            .filter_map(|(name, addr)| connect(name, addr))
+            .filter_map(|(name, addr)| connect(name, addr, options))
             .collect(),
         Err(e) => {
             tracing::warn!(error = %e, "cannot read regionserver registrations");
@@ -69,7 +77,7 @@ pub fn connect_registered(lock: &dyn LockService, local: &str) -> Vec<Arc<dyn Ta
 
 /// One pass: connects servers that joined, hands gone ones (and those whose
 /// recovery failed before, in `retry`) to the coordinator.
-fn reconcile(coordinator: &Coordinator, retry: &mut BTreeSet<String>) {
+fn reconcile(coordinator: &Coordinator, retry: &mut BTreeSet<String>, options: &RemoteOptions) {
     let registered = match registered(&**coordinator.lock_service()) {
         Ok(r) => r,
         Err(e) => {
@@ -80,7 +88,7 @@ fn reconcile(coordinator: &Coordinator, retry: &mut BTreeSet<String>) {
     let known: BTreeSet<String> = coordinator.remote_server_names().into_iter().collect();
     for (name, addr) in &registered {
         if !known.contains(name) && coordinator.server(name).is_none() {
-            if let Some(client) = connect(name, addr) {
+            if let Some(client) = connect(name, addr, options) {
                 retry.remove(name);
                 coordinator.add_server(client);
             }
@@ -108,10 +116,12 @@ fn reconcile(coordinator: &Coordinator, retry: &mut BTreeSet<String>) {
     }
 }
 
-/// Follows registrations until `stop` is set.
+/// Follows registrations until `stop` is set, connecting to servers that join with
+/// `options`.
 pub fn spawn(
     coordinator: Arc<Coordinator>,
     stop: Arc<AtomicBool>,
+    options: RemoteOptions,
 ) -> Option<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("tabula-membership".into())
@@ -122,7 +132,7 @@ pub fn spawn(
                 if stop.load(Ordering::Acquire) {
                     return false;
                 }
-                reconcile(&coordinator, &mut retry);
+                reconcile(&coordinator, &mut retry, &options);
                 true
             });
         })

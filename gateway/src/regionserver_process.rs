@@ -22,6 +22,9 @@ use tabula_storage::Engine;
 use tokio::net::TcpListener;
 
 use crate::config::Settings;
+use tabula_regionserver::rpc::ClusterTls;
+
+use crate::rpc_security::cluster_tls;
 use crate::serve::{engine_options, open_lock_service, ServeError, DEPOSED_EXIT_CODE, LOGS_DIR};
 
 /// The lease of a regionserver's registration: the coordinator notices a dead
@@ -56,6 +59,8 @@ pub struct RunningRegionServer {
     pub metrics_addr: Option<SocketAddr>,
     metrics: Option<crate::metrics::http::MetricsServer>,
     listener: TcpListener,
+    /// The cluster's mutual TLS on the RPC port, when on.
+    tls: Option<ClusterTls>,
     regionserver: Arc<RegionServer>,
     lock: Arc<dyn LockService>,
     session: SessionId,
@@ -103,6 +108,7 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
             "tabula regionserver needs etcd_endpoints (the cluster's lock service)".into(),
         ));
     }
+    let tls = cluster_tls(settings)?;
     let listener = TcpListener::bind(&settings.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -154,6 +160,7 @@ pub async fn start(settings: &Settings) -> Result<RunningRegionServer, ServeErro
         metrics_addr: metrics.as_ref().map(|m| m.addr()),
         metrics,
         listener,
+        tls,
         regionserver,
         lock,
         session,
@@ -297,9 +304,15 @@ impl RunningRegionServer {
             }
             Ok(())
         });
-        serve_guarded(self.listener, service, Some(guard), shutdown)
-            .await
-            .map_err(|e| ServeError::Shutdown(format!("the RPC server failed: {e}")))?;
+        serve_guarded(
+            self.listener,
+            service,
+            Some(guard),
+            self.tls.as_ref(),
+            shutdown,
+        )
+        .await
+        .map_err(|e| ServeError::Shutdown(format!("the RPC server failed: {e}")))?;
         tracing::info!("RPC stopped; flushing tablets");
         if let Some(metrics) = self.metrics {
             metrics.stop().await;

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use tabula_coordinator::lock::{EmbeddedLockService, EtcdConfig, EtcdLockService, LockService};
 use tabula_coordinator::{Coordinator, CoordinatorAddress, CoordinatorOptions, HotSplitRule};
+use tabula_regionserver::rpc::tls::error_chain;
+use tabula_regionserver::rpc::{ClusterTls, ClusterTlsError};
 use tabula_regionserver::server::server_log_dir_name;
 use tabula_regionserver::{RegionServer, RegionServerOptions, TabletService};
 use tabula_storage::{Engine, EngineOptions};
@@ -25,6 +27,7 @@ use crate::metrics::http::MetricsServer;
 use crate::metrics::Sources;
 use crate::null_backend::NullBackend;
 use crate::read_only::ReadOnlyBackend;
+use crate::rpc_security::{cluster_tls, etcd_tls, remote_options};
 use crate::server::{ServerOptions, ThriftServer, TlsConfig};
 use crate::thrift1::coalescer::IncrementCoalescer;
 use crate::thrift1::{Thrift1Handler, Thrift1Options};
@@ -43,6 +46,8 @@ pub enum ServeError {
     Shutdown(String),
     #[error("cannot set up TLS: {0}")]
     Tls(#[from] crate::server::TlsError),
+    #[error("cannot set up the cluster's TLS: {0}")]
+    ClusterTls(#[from] tabula_regionserver::rpc::ClusterTlsError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -83,14 +88,17 @@ struct RpcServer {
 }
 
 /// Serves the coordinator's admin service and the tablet service of this process's
-/// regionserver on `listener` until stopped.
+/// regionserver on `listener` until stopped, over the cluster's mutual TLS when
+/// `tls` is given.
 fn serve_rpc(
     listener: TcpListener,
     coordinator: Arc<Coordinator>,
     regionserver: Arc<RegionServer>,
-) -> RpcServer {
+    tls: Option<&ClusterTls>,
+) -> Result<RpcServer, ServeError> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tonic::transport::Server::builder()
+    let server = tabula_regionserver::rpc::server_builder(tls)
+        .map_err(|e| ClusterTlsError::Unusable(error_chain(&e)))?
         .add_service(tabula_coordinator::rpc::admin_service(coordinator))
         .add_service(tabula_regionserver::rpc::tablet_rpc(regionserver, None));
     let task = tokio::spawn(async move {
@@ -102,7 +110,7 @@ fn serve_rpc(
             tracing::error!(error = %e, "the RPC server stopped");
         }
     });
-    RpcServer { stop, task }
+    Ok(RpcServer { stop, task })
 }
 
 pub(crate) fn engine_options(s: &Settings) -> EngineOptions {
@@ -131,6 +139,8 @@ async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
 /// Starts every component and binds the Thrift listeners (not yet serving).
 pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let server_opts = server_options(settings)?;
+    let rpc_tls = cluster_tls(settings)?;
+    let remote = remote_options(rpc_tls.clone());
     std::fs::create_dir_all(&settings.data_dir).map_err(|e| {
         ServeError::Storage(tabula_storage::Error::io("creating the data directory", e))
     })?;
@@ -179,7 +189,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
             let remote = if embedded_lock {
                 Vec::new()
             } else {
-                crate::membership::connect_registered(&*lock, &rs.name())
+                crate::membership::connect_registered(&*lock, &rs.name(), &remote)
             };
             let coord = Coordinator::start_with_remote(
                 lock,
@@ -236,14 +246,18 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         },
     )
     .await?;
-    let rpc = rpc_listener.map(|(listener, addr)| {
-        tracing::info!(%addr, "RPC (admin and tablet services) listening");
-        serve_rpc(
-            listener,
-            Arc::clone(&coordinator),
-            Arc::clone(&regionserver),
-        )
-    });
+    let rpc = match rpc_listener {
+        Some((listener, addr)) => {
+            tracing::info!(%addr, tls = rpc_tls.is_some(), "RPC (admin and tablet services) listening");
+            Some(serve_rpc(
+                listener,
+                Arc::clone(&coordinator),
+                Arc::clone(&regionserver),
+                rpc_tls.as_ref(),
+            )?)
+        }
+        None => None,
+    };
     let stop_background = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut background = Vec::new();
     background.extend(coordinator.spawn_maintenance());
@@ -251,6 +265,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         background.extend(crate::membership::spawn(
             Arc::clone(&coordinator),
             Arc::clone(&stop_background),
+            remote_options(rpc_tls),
         ));
     }
     {
@@ -302,7 +317,10 @@ pub(crate) fn open_lock_service(settings: &Settings) -> Result<Arc<dyn LockServi
             .map_err(|e| ServeError::Lock(e.to_string()))?;
         return Ok(Arc::new(lock));
     }
-    let config = EtcdConfig::new(endpoints).with_namespace(settings.etcd_namespace.clone());
+    let mut config = EtcdConfig::new(endpoints).with_namespace(settings.etcd_namespace.clone());
+    if let Some(tls) = etcd_tls(settings)? {
+        config = config.with_tls(tls);
+    }
     let lock = EtcdLockService::connect(config)
         .map_err(|e| ServeError::Lock(format!("etcd at {}: {e}", settings.etcd_endpoints)))?;
     tracing::info!(endpoints = %settings.etcd_endpoints, namespace = %settings.etcd_namespace, "lock service: etcd");

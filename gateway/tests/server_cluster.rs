@@ -17,7 +17,14 @@ use std::time::{Duration, Instant};
 
 use common::t2::{family, table_desc};
 use common::*;
-use etcd::EtcdServer;
+use etcd::{EtcdServer, EtcdTlsFiles};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose, SanType,
+};
+use tabula_regionserver::rpc::client::RemoteOptions;
+use tabula_regionserver::rpc::{ClusterTls, RemoteTabletService};
+use tabula_regionserver::TabletService;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
 
@@ -32,6 +39,16 @@ struct RegionServerProcess {
 
 impl RegionServerProcess {
     fn start(data: &Path, etcd: &EtcdServer, log: &Path) -> RegionServerProcess {
+        Self::start_with(data, etcd, log, &[])
+    }
+
+    /// [`RegionServerProcess::start`] with extra `TABULA_*` settings.
+    fn start_with(
+        data: &Path,
+        etcd: &EtcdServer,
+        log: &Path,
+        env: &[(&str, &str)],
+    ) -> RegionServerProcess {
         let log_file = std::fs::File::create(log).expect("log file");
         let mut child = Command::new(binary_path())
             .arg("regionserver")
@@ -39,6 +56,7 @@ impl RegionServerProcess {
             .arg(data)
             .args(["--etcd-endpoints", etcd.url()])
             .args(["--listen", "127.0.0.1:0"])
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -360,4 +378,173 @@ fn a_regionserver_without_etcd_refuses_to_start() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("etcd_endpoints"), "{stderr}");
+}
+
+/// Certificates for a cluster's own traffic: an authority, a certificate it issued
+/// for 127.0.0.1 that every process (and etcd) serves and presents, and a
+/// certificate of another authority.
+struct ClusterPki {
+    dir: tempfile::TempDir,
+}
+
+impl ClusterPki {
+    fn new() -> ClusterPki {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, pem: String| {
+            std::fs::write(dir.path().join(name), pem).expect("write a PEM file");
+        };
+        let authority = |name: &str| {
+            let key = KeyPair::generate().expect("CA key");
+            let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, name);
+            params.key_usages = vec![
+                KeyUsagePurpose::KeyCertSign,
+                KeyUsagePurpose::CrlSign,
+                KeyUsagePurpose::DigitalSignature,
+            ];
+            let cert = params.self_signed(&key).expect("CA certificate");
+            (cert, key)
+        };
+        let node = |ca: &(rcgen::Certificate, KeyPair)| {
+            let key = KeyPair::generate().expect("key");
+            let mut params = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
+            params
+                .subject_alt_names
+                .push(SanType::IpAddress([127, 0, 0, 1].into()));
+            params.extended_key_usages = vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ];
+            let cert = params.signed_by(&key, &ca.0, &ca.1).expect("certificate");
+            (cert.pem(), key.serialize_pem())
+        };
+        let ca = authority("tabula cluster test CA");
+        write("ca.pem", ca.0.pem());
+        let (cert, key) = node(&ca);
+        write("node.pem", cert);
+        write("node-key.pem", key);
+        let stranger_ca = authority("another CA");
+        let (cert, key) = node(&stranger_ca);
+        write("stranger.pem", cert);
+        write("stranger-key.pem", key);
+        ClusterPki { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    fn etcd_files(&self) -> EtcdTlsFiles {
+        EtcdTlsFiles {
+            ca: self.path("ca.pem").into(),
+            cert: self.path("node.pem").into(),
+            key: self.path("node-key.pem").into(),
+        }
+    }
+
+    /// Settings for mutual TLS between the processes and towards etcd.
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("TABULA_RPC_TLS_CERT_FILE", self.path("node.pem")),
+            ("TABULA_RPC_TLS_KEY_FILE", self.path("node-key.pem")),
+            ("TABULA_RPC_TLS_CA_FILE", self.path("ca.pem")),
+            ("TABULA_ETCD_CA_FILE", self.path("ca.pem")),
+            ("TABULA_ETCD_CERT_FILE", self.path("node.pem")),
+            ("TABULA_ETCD_KEY_FILE", self.path("node-key.pem")),
+        ]
+    }
+
+    /// A gRPC client's TLS presenting `cert` (with its key) and trusting the
+    /// cluster's authority.
+    fn client_tls(&self, cert: &str) -> ClusterTls {
+        ClusterTls::from_pem_files(
+            Path::new(&self.path(&format!("{cert}.pem"))),
+            Path::new(&self.path(&format!("{cert}-key.pem"))),
+            Path::new(&self.path("ca.pem")),
+            None,
+        )
+        .expect("client TLS")
+    }
+}
+
+#[test]
+fn a_cluster_on_tls_serves_through_every_process_and_refuses_peers_without_its_certificate() {
+    let pki = ClusterPki::new();
+    let etcd = EtcdServer::start_tls(pki.etcd_files());
+    let settings = pki.settings();
+    let env: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut with_etcd = env.clone();
+    with_etcd.push(("TABULA_ETCD_ENDPOINTS", etcd.url()));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    let serve = Tabula::start_at_with(&data, &with_etcd);
+    let rs = RegionServerProcess::start_with(&data, &etcd, &dir.path().join("rs.log"), &env);
+    wait_for(
+        "the coordinator seeing the regionserver",
+        Duration::from_secs(30),
+        || serve.log().contains("a regionserver joined"),
+    );
+
+    // Tablets on both servers: rows written through the serve process reach the
+    // regionserver's over TLS.
+    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
+    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+        .expect("createTable");
+    let mut c = serve.client();
+    let servers = region_servers(&mut c);
+    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
+    assert!((2..7).contains(&on_rs), "{servers:?} ({})", rs.name);
+    put_rows(&mut c, TABLE, "cf:v", &loaded_rows());
+    check_all(&mut c).expect("every row through the serve process");
+
+    // A gateway of its own reads them from both servers and sends admin calls to
+    // the coordinator, all over TLS.
+    let gateway = Tabula::start_gateway(&dir.path().join("gateway"), &with_etcd);
+    let mut g = gateway.client();
+    check_all(&mut g).expect("every row through the gateway");
+    g.create_table(b"made-through-tls".to_vec(), vec![descriptor("cf")])
+        .expect("createTable through the gateway");
+    put(&mut g, b"made-through-tls", "r1", &[("cf:v", "v1")]);
+    let made = [("r1".to_owned(), "v1".to_owned())];
+    rows_hold(&mut c, b"made-through-tls", "cf:v", &made).expect("the gateway's row");
+
+    // The regionserver's port (its name is its address) takes only peers holding
+    // a certificate of the cluster's authority.
+    let plain = RemoteTabletService::connect(&rs.name, RemoteOptions::default());
+    assert!(plain.is_err(), "a plaintext client was served");
+    let stranger = RemoteOptions {
+        tls: Some(pki.client_tls("stranger")),
+        ..RemoteOptions::default()
+    };
+    let refused = RemoteTabletService::connect(&rs.name, stranger);
+    assert!(refused.is_err(), "a client of another authority was served");
+    let member = RemoteOptions {
+        tls: Some(pki.client_tls("node")),
+        ..RemoteOptions::default()
+    };
+    let client = RemoteTabletService::connect(&rs.name, member).expect("a cluster member");
+    assert_eq!(client.name(), rs.name);
+
+    // etcd wants a client certificate: a server without one does not start, and
+    // says etcd is why.
+    let output = Command::new(binary_path())
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(dir.path().join("other"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("TABULA_THRIFT2_LISTEN", "127.0.0.1:0")
+        .env("TABULA_ETCD_ENDPOINTS", etcd.url())
+        .env("TABULA_ETCD_CA_FILE", pki.path("ca.pem"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tabula serve");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("etcd at https://"), "{stderr}");
 }

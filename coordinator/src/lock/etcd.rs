@@ -22,10 +22,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use etcd_client::{
-    Client, Compare as EtcdCompare, CompareOp, ConnectOptions, EventType, GetOptions, KeyValue,
-    PutOptions, SortOrder, SortTarget, Txn as EtcdTxn, TxnOp, TxnOpResponse, WatchOptions,
+    Client, Compare as EtcdCompare, CompareOp, EventType, GetOptions, KeyValue, PutOptions,
+    SortOrder, SortTarget, Txn as EtcdTxn, TxnOp, TxnOpResponse, WatchOptions,
 };
 use tokio::runtime::{Handle, Runtime};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
 use super::error::{LockError, LockResult};
 use super::txn::{Compare, Op, Txn, TxnOutcome};
@@ -40,11 +41,47 @@ const LIST_PAGE: i64 = 1000;
 /// Worker threads of the client's runtime: calls are small and mostly waiting.
 const RUNTIME_THREADS: usize = 2;
 
+/// Keep-alive pings on the connection to etcd, and how long one may go unanswered:
+/// a dead member or a cut link ends open watches instead of leaving them silent.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
+
+/// TLS towards etcd (`https://` endpoints), as etcdctl's `--cacert`, `--cert` and
+/// `--key`: the authorities etcd's certificates must chain to, and the client
+/// certificate and key to present when etcd requires one (`--client-cert-auth`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct EtcdTls {
+    /// PEM certificates of the authorities.
+    pub ca_pem: Vec<u8>,
+    /// PEM client certificate chain and private key.
+    pub client_pem: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for EtcdTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdTls")
+            .field("client_certificate", &self.client_pem.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EtcdTls {
+    fn client_config(&self) -> ClientTlsConfig {
+        let config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&self.ca_pem));
+        match &self.client_pem {
+            Some((cert, key)) => config.identity(Identity::from_pem(cert, key)),
+            None => config,
+        }
+    }
+}
+
 /// Where the etcd cluster is and how to talk to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EtcdConfig {
-    /// Client URLs of the cluster's members (`http://host:2379`).
+    /// Client URLs of the cluster's members (`http://host:2379`, or `https://` with
+    /// [`EtcdConfig::tls`]).
     pub endpoints: Vec<String>,
+    /// TLS for `https://` endpoints (all endpoints are one or the other).
+    pub tls: Option<EtcdTls>,
     /// Prepended to every path, so several Tabula clusters (or tests) can share one
     /// etcd: empty, or `/name` (starts with `/`, does not end with one).
     pub namespace: String,
@@ -59,6 +96,7 @@ impl EtcdConfig {
     pub fn new(endpoints: Vec<String>) -> Self {
         EtcdConfig {
             endpoints,
+            tls: None,
             namespace: String::new(),
             request_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
@@ -71,9 +109,29 @@ impl EtcdConfig {
         self
     }
 
+    /// The same speaking TLS to `https://` endpoints.
+    pub fn with_tls(mut self, tls: EtcdTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     fn validate(&self) -> LockResult<()> {
         if self.endpoints.is_empty() {
             return Err(LockError::Unavailable("no etcd endpoint was given".into()));
+        }
+        let https = self.endpoints.iter().filter(|e| e.starts_with("https://"));
+        let secure = https.count();
+        let misconfigured = |reason: &str| Err(LockError::Unavailable(reason.to_owned()));
+        if secure != 0 && secure != self.endpoints.len() {
+            return misconfigured("etcd endpoints are either all https:// or none");
+        }
+        if secure != 0 && self.tls.is_none() {
+            return misconfigured(
+                "https:// etcd endpoints need the certificate authorities to check etcd's certificate against",
+            );
+        }
+        if secure == 0 && self.tls.is_some() {
+            return misconfigured("TLS towards etcd needs https:// endpoints");
         }
         let ns = &self.namespace;
         let bad = |reason| {
@@ -132,19 +190,18 @@ impl EtcdLockService {
             .build()
             .map_err(|e| LockError::io("starting the etcd client's runtime", e))?;
         let handle = runtime.handle().clone();
-        let options = ConnectOptions::new()
-            .with_connect_timeout(config.connect_timeout)
-            // A dead member or a cut link ends open watches instead of leaving them
-            // silent forever.
-            .with_keep_alive(Duration::from_secs(5), Duration::from_secs(5))
-            .with_keep_alive_while_idle(true);
-        let endpoints = config.endpoints.clone();
+        let endpoints = config
+            .endpoints
+            .iter()
+            .map(|url| endpoint(url, &config))
+            .collect::<LockResult<Vec<_>>>()?;
         let client = run_on(
             &handle,
             config.connect_timeout,
             "connecting to etcd",
             async move {
-                let mut client = Client::connect(endpoints, Some(options))
+                let channel = tonic::transport::Channel::balance_list(endpoints.into_iter());
+                let mut client = Client::from_channel(etcd_client::Channel::Tonic(channel), None)
                     .await
                     .map_err(|e| remote_error("connecting to etcd", e))?;
                 // Connecting may be lazy: one read proves the cluster answers.
@@ -194,6 +251,26 @@ impl EtcdLockService {
     }
 }
 
+/// The connection set-up for the member at `url`: timeouts, keep-alive pings and,
+/// for `https://`, TLS.
+fn endpoint(url: &str, config: &EtcdConfig) -> LockResult<Endpoint> {
+    let unusable =
+        |e: tonic::transport::Error| LockError::Unavailable(format!("etcd endpoint {url}: {e}"));
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(unusable)?
+        .connect_timeout(config.connect_timeout)
+        .tcp_nodelay(true)
+        .keep_alive_while_idle(true)
+        .http2_keep_alive_interval(KEEP_ALIVE)
+        .keep_alive_timeout(KEEP_ALIVE);
+    match &config.tls {
+        Some(tls) if url.starts_with("https://") => {
+            endpoint.tls_config(tls.client_config()).map_err(unusable)
+        }
+        _ => Ok(endpoint),
+    }
+}
+
 /// Spawns `fut` on `handle` and waits for its result, at most `timeout`.
 fn run_on<T, F>(handle: &Handle, timeout: Duration, what: &'static str, fut: F) -> LockResult<T>
 where
@@ -218,6 +295,19 @@ where
     })
 }
 
+/// A status's message followed by the errors that caused it (a refused TLS
+/// handshake, say, which the message alone does not mention).
+fn with_causes(status: &tonic::Status) -> String {
+    let mut text = status.message().to_owned();
+    let mut cause = std::error::Error::source(status);
+    while let Some(error) = cause {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        cause = error.source();
+    }
+    text
+}
+
 /// An etcd client error as a lock-service error.
 fn remote_error(what: &str, error: etcd_client::Error) -> LockError {
     use etcd_client::Error as E;
@@ -230,7 +320,7 @@ fn remote_error(what: &str, error: etcd_client::Error) -> LockError {
             | tonic::Code::ResourceExhausted
             | tonic::Code::Unknown
             | tonic::Code::Internal => {
-                LockError::Unavailable(format!("{what}: {}", status.message()))
+                LockError::Unavailable(format!("{what}: {}", with_causes(&status)))
             }
             _ => LockError::Protocol(format!("{what}: {}", status.message())),
         },
@@ -639,6 +729,26 @@ mod tests {
         assert!(config("tabula").validate().is_err());
         assert!(config("/tabula/").validate().is_err());
         assert!(EtcdConfig::new(Vec::new()).validate().is_err());
+    }
+
+    #[test]
+    fn https_endpoints_and_tls_come_together() {
+        let tls = EtcdTls {
+            ca_pem: b"-----BEGIN CERTIFICATE-----".to_vec(),
+            client_pem: None,
+        };
+        let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
+        let secure = EtcdConfig::new(urls(&["https://10.0.0.1:2379", "https://10.0.0.2:2379"]));
+        assert!(secure.clone().with_tls(tls.clone()).validate().is_ok());
+        assert!(secure.validate().is_err(), "https without authorities");
+        let plain = EtcdConfig::new(urls(&["http://10.0.0.1:2379"]));
+        assert!(plain.clone().validate().is_ok());
+        assert!(
+            plain.with_tls(tls.clone()).validate().is_err(),
+            "TLS over http"
+        );
+        let mixed = EtcdConfig::new(urls(&["https://10.0.0.1:2379", "http://10.0.0.2:2379"]));
+        assert!(mixed.with_tls(tls).validate().is_err(), "mixed schemes");
     }
 
     #[test]

@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use embedded::{EmbeddedConfig, EmbeddedLockService};
 pub use error::{LockError, LockResult};
-pub use etcd::{EtcdConfig, EtcdLockService};
+pub use etcd::{EtcdConfig, EtcdLockService, EtcdTls};
 pub use persist::STATE_FILE;
 pub use txn::{Compare, Op, Txn, TxnOutcome};
 pub use types::{

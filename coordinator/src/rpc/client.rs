@@ -12,9 +12,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tabula_regionserver::rpc::tls::{endpoint, ClusterTls};
 use tabula_storage::{Durability, FamilySchema};
 use tokio::runtime::{Handle, Runtime};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 
 use super::failure::error_of;
 use super::pb;
@@ -75,9 +76,9 @@ fn descriptor(
 }
 
 impl RemoteCoordinator {
-    /// A client of the coordinator at `address` (`host:port`); it connects at the
-    /// first call.
-    pub fn new(address: &str) -> CoordResult<Self> {
+    /// A client of the coordinator at `address` (`host:port`), over the cluster's
+    /// mutual TLS when `tls` is given; it connects at the first call.
+    pub fn new(address: &str, tls: Option<&ClusterTls>) -> CoordResult<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("tabula-admin-client")
@@ -85,7 +86,7 @@ impl RemoteCoordinator {
             .build()
             .map_err(|e| unreachable(address, format!("cannot start a runtime: {e}"), true))?;
         let handle = runtime.handle().clone();
-        let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        let endpoint = endpoint(address, tls)
             .map_err(|e| unreachable(address, e, false))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true);

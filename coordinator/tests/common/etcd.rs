@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tabula_coordinator::lock::{EtcdConfig, EtcdLockService};
+use tabula_coordinator::lock::{EtcdConfig, EtcdLockService, EtcdTls};
 
 /// The etcd binary: `$TABULA_TEST_ETCD`, else `etcd` on the PATH.
 fn binary() -> PathBuf {
@@ -25,25 +25,47 @@ fn free_port() -> u16 {
         .expect("no free loopback port")
 }
 
+/// PEM files of an etcd serving TLS: its certificate and key, which its clients
+/// also present, and the authority both are checked against.
+#[derive(Debug, Clone)]
+pub struct EtcdTlsFiles {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
 /// One single-member etcd cluster.
 pub struct EtcdServer {
     child: Option<Child>,
     dir: tempfile::TempDir,
     client_url: String,
     peer_url: String,
+    tls: Option<EtcdTlsFiles>,
 }
 
 impl EtcdServer {
     /// Starts etcd on fresh ports and waits until it answers.
     pub fn start() -> EtcdServer {
+        Self::start_with(None)
+    }
+
+    /// Starts etcd serving clients over TLS only, requiring client certificates of
+    /// the files' authority (`--client-cert-auth`).
+    pub fn start_tls(files: EtcdTlsFiles) -> EtcdServer {
+        Self::start_with(Some(files))
+    }
+
+    fn start_with(tls: Option<EtcdTlsFiles>) -> EtcdServer {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let client_url = format!("http://127.0.0.1:{}", free_port());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let client_url = format!("{scheme}://127.0.0.1:{}", free_port());
         let peer_url = format!("http://127.0.0.1:{}", free_port());
         let mut server = EtcdServer {
             child: None,
             dir,
             client_url,
             peer_url,
+            tls,
         };
         server.spawn();
         server
@@ -52,7 +74,18 @@ impl EtcdServer {
     fn spawn(&mut self) {
         let data = self.dir.path().join("data");
         let log = std::fs::File::create(self.dir.path().join("etcd.log")).expect("etcd log file");
-        let child = Command::new(binary())
+        let mut command = Command::new(binary());
+        if let Some(tls) = &self.tls {
+            command
+                .arg("--cert-file")
+                .arg(&tls.cert)
+                .arg("--key-file")
+                .arg(&tls.key)
+                .arg("--trusted-ca-file")
+                .arg(&tls.ca)
+                .arg("--client-cert-auth");
+        }
+        let child = command
             .args(["--name", "test"])
             .arg("--data-dir")
             .arg(&data)
@@ -102,14 +135,25 @@ impl EtcdServer {
         std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default()
     }
 
-    /// The client URL (`http://127.0.0.1:port`).
+    /// The client URL (`http://127.0.0.1:port`, or `https://`).
     pub fn url(&self) -> &str {
         &self.client_url
     }
 
-    /// A client configuration with every path under `namespace`.
+    /// A client configuration with every path under `namespace` (with the
+    /// server's certificate as the client's, when it serves TLS).
     pub fn config(&self, namespace: &str) -> EtcdConfig {
-        EtcdConfig::new(vec![self.client_url.clone()]).with_namespace(namespace)
+        let config = EtcdConfig::new(vec![self.client_url.clone()]).with_namespace(namespace);
+        match &self.tls {
+            None => config,
+            Some(files) => {
+                let read = |path: &PathBuf| std::fs::read(path).expect("a test TLS file");
+                config.with_tls(EtcdTls {
+                    ca_pem: read(&files.ca),
+                    client_pem: Some((read(&files.cert), read(&files.key))),
+                })
+            }
+        }
     }
 
     /// A connected lock service under `namespace`.

@@ -26,6 +26,7 @@ use tabula_coordinator::tables::{
     canonical_name, canonical_slice, NamespaceDescriptor, TableDescriptor,
 };
 use tabula_coordinator::{CoordError, CoordResult, ServerRef};
+use tabula_regionserver::rpc::client::RemoteOptions;
 use tabula_regionserver::TabletService;
 use tabula_storage::{Durability, FamilySchema};
 
@@ -54,6 +55,8 @@ pub struct RemoteControl {
     coordinator: Mutex<Option<(CoordinatorAddress, Arc<RemoteCoordinator>)>>,
     /// Serializes refreshes (each connects the servers it has not seen yet).
     refreshing: Mutex<()>,
+    /// How regionservers and the coordinator are called (deadlines, TLS).
+    remote: RemoteOptions,
 }
 
 fn no_coordinator() -> CoordError {
@@ -67,7 +70,10 @@ impl RemoteControl {
     /// Reads the cluster from `lock` and starts following it (a thread that ends
     /// when the returned control plane is dropped). Fails when no coordinator has
     /// ever started this cluster.
-    pub fn follow(lock: Arc<dyn LockService>) -> CoordResult<Arc<RemoteControl>> {
+    pub fn follow(
+        lock: Arc<dyn LockService>,
+        remote: RemoteOptions,
+    ) -> CoordResult<Arc<RemoteControl>> {
         let cluster_id = directory::cluster_id(&*lock)?.ok_or_else(|| CoordError::Remote {
             message:
                 "no coordinator has started this cluster yet (no cluster id in the lock service)"
@@ -81,6 +87,7 @@ impl RemoteControl {
             servers: ArcSwap::from_pointee(BTreeMap::new()),
             coordinator: Mutex::new(None),
             refreshing: Mutex::new(()),
+            remote,
         });
         control.refresh()?;
         let weak = Arc::downgrade(&control);
@@ -115,7 +122,7 @@ impl RemoteControl {
                 let known = current.get(&name).filter(|s| s.address == address);
                 let client = match known {
                     Some(s) => Arc::clone(&s.client),
-                    None => match membership::connect(&name, &address) {
+                    None => match membership::connect(&name, &address, &self.remote) {
                         Some(client) => client,
                         None => continue,
                     },
@@ -129,7 +136,7 @@ impl RemoteControl {
             None => *held = None,
             Some(address) => {
                 if held.as_ref().is_none_or(|(a, _)| *a != address) {
-                    let client = RemoteCoordinator::new(&address.rpc)?;
+                    let client = RemoteCoordinator::new(&address.rpc, self.remote.tls.as_ref())?;
                     tracing::info!(coordinator = %address.rpc, "following the active coordinator");
                     *held = Some((address, Arc::new(client)));
                 }

@@ -16,20 +16,21 @@ use prost::Message;
 use tabula_storage::tablet::{Condition, TabletDescriptor};
 use tabula_storage::{Cell, Durability, RowMutation, TableSchema};
 use tokio::runtime::{Handle, Runtime};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Response, Status};
 
 use super::convert::*;
 use super::pb;
 use super::pb::tablet_service_client::TabletServiceClient;
 use super::server::MAX_MESSAGE_BYTES;
+use super::tls::{endpoint, ClusterTls};
 use crate::api::{
     ReadSpec, RemoteFailure, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport,
     TabletService,
 };
 
-/// Deadlines of calls on a remote regionserver.
-#[derive(Debug, Clone, Copy)]
+/// Deadlines of calls on a remote regionserver, and the cluster's TLS.
+#[derive(Debug, Clone)]
 pub struct RemoteOptions {
     /// Reads, writes and scanner calls.
     pub call_timeout: Duration,
@@ -38,6 +39,8 @@ pub struct RemoteOptions {
     pub admin_timeout: Duration,
     /// Connecting.
     pub connect_timeout: Duration,
+    /// Mutual TLS, when the cluster's processes speak it.
+    pub tls: Option<ClusterTls>,
 }
 
 impl Default for RemoteOptions {
@@ -46,6 +49,7 @@ impl Default for RemoteOptions {
             call_timeout: Duration::from_secs(60),
             admin_timeout: Duration::from_secs(30 * 60),
             connect_timeout: Duration::from_secs(5),
+            tls: None,
         }
     }
 }
@@ -126,7 +130,8 @@ impl RemoteTabletService {
             .build()
             .map_err(|e| unreachable(address, format!("cannot start a runtime: {e}")))?;
         let handle = runtime.handle().clone();
-        let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        let connect_timeout = options.connect_timeout;
+        let endpoint = endpoint(address, options.tls.as_ref())
             .map_err(|e| unreachable(address, e))?
             .connect_timeout(options.connect_timeout)
             .tcp_nodelay(true)
@@ -148,7 +153,7 @@ impl RemoteTabletService {
             runtime: Some(runtime),
         };
         remote.name = remote
-            .call(options.connect_timeout, |mut c| async move {
+            .call(connect_timeout, |mut c| async move {
                 c.name(pb::Empty {}).await
             })?
             .name;

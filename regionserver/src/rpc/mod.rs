@@ -9,6 +9,7 @@
 pub mod client;
 pub mod convert;
 pub mod server;
+pub mod tls;
 
 /// The messages and service stubs generated from proto/tablet_service.proto.
 #[allow(clippy::all, clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -17,4 +18,7 @@ pub mod pb {
 }
 
 pub use client::RemoteTabletService;
-pub use server::{incoming, serve, serve_guarded, tablet_rpc, CallGuard, MAX_MESSAGE_BYTES};
+pub use server::{
+    incoming, serve, serve_guarded, server_builder, tablet_rpc, CallGuard, MAX_MESSAGE_BYTES,
+};
+pub use tls::{ClusterTls, ClusterTlsError};

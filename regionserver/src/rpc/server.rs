@@ -15,6 +15,7 @@ use tonic::{Code, Request, Response, Status};
 use super::convert::*;
 use super::pb;
 use super::pb::tablet_service_server::{TabletService as TabletRpc, TabletServiceServer};
+use super::tls::ClusterTls;
 use crate::api::{RsError, RsResult, TabletService};
 
 /// Largest message either side accepts (a batch of large values).
@@ -30,20 +31,33 @@ pub async fn serve(
     service: Arc<dyn TabletService>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    serve_guarded(listener, service, None, shutdown).await
+    serve_guarded(listener, service, None, None, shutdown).await
 }
 
-/// [`serve`] with `guard` checked before every call.
+/// [`serve`] with `guard` checked before every call, over the cluster's mutual
+/// TLS when `tls` is given.
 pub async fn serve_guarded(
     listener: tokio::net::TcpListener,
     service: Arc<dyn TabletService>,
     guard: Option<CallGuard>,
+    tls: Option<&ClusterTls>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    tonic::transport::Server::builder()
+    server_builder(tls)?
         .add_service(tablet_rpc(service, guard))
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await
+}
+
+/// A gRPC server builder, serving TLS only when `tls` is given.
+pub fn server_builder(
+    tls: Option<&ClusterTls>,
+) -> Result<tonic::transport::Server, tonic::transport::Error> {
+    let builder = tonic::transport::Server::builder();
+    match tls {
+        Some(tls) => tls.server(builder),
+        None => Ok(builder),
+    }
 }
 
 /// The connections a gRPC server accepts on `listener`, with Nagle's algorithm off:
