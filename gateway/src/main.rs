@@ -246,6 +246,11 @@ fn metrics_field(addr: Option<std::net::SocketAddr>) -> String {
     addr.map(|a| format!(" metrics={a}")).unwrap_or_default()
 }
 
+/// The Thrift2 address for the ready line: `off` when `thrift2_listen` is empty.
+fn thrift2_field(addr: Option<std::net::SocketAddr>) -> String {
+    addr.map_or_else(|| "off".to_owned(), |a| a.to_string())
+}
+
 /// The exit status of a start-up error.
 fn start_failed(e: &tabula_gateway::serve::ServeError) -> ExitCode {
     tracing::error!(error = %e, "start-up failed");
@@ -302,7 +307,7 @@ fn main() -> ExitCode {
                     format!(
                         "tabula ready thrift1={} thrift2={}{}",
                         r.thrift1_addr,
-                        r.thrift2_addr,
+                        thrift2_field(r.thrift2_addr),
                         metrics_field(r.metrics_addr)
                     )
                 },
@@ -360,7 +365,7 @@ fn main() -> ExitCode {
                     format!(
                         "tabula gateway ready thrift1={} thrift2={}{}",
                         r.thrift1_addr,
-                        r.thrift2_addr,
+                        thrift2_field(r.thrift2_addr),
                         metrics_field(r.metrics_addr)
                     )
                 },

@@ -59,11 +59,12 @@ pub enum ServeError {
 /// A started system.
 pub struct Running {
     pub thrift1_addr: SocketAddr,
-    pub thrift2_addr: SocketAddr,
+    /// Where Thrift2 is served, unless `thrift2_listen` is empty.
+    pub thrift2_addr: Option<SocketAddr>,
     /// Where `GET /metrics` is served, unless `metrics_listen` is empty.
     pub metrics_addr: Option<SocketAddr>,
     thrift1: ThriftServer,
-    thrift2: ThriftServer,
+    thrift2: Option<ThriftServer>,
     metrics: Option<MetricsServer>,
     /// Thrift1's queued increments, applied before the database stops.
     increments: Option<Arc<IncrementCoalescer>>,
@@ -125,6 +126,17 @@ pub(crate) fn engine_options(s: &Settings) -> EngineOptions {
     o
 }
 
+/// [`bind`], or nothing when `addr` is empty (a port turned off).
+async fn bind_unless_empty(
+    addr: &str,
+) -> Result<(Option<TcpListener>, Option<SocketAddr>), ServeError> {
+    if addr.is_empty() {
+        return Ok((None, None));
+    }
+    let (listener, local) = bind(addr).await?;
+    Ok((Some(listener), Some(local)))
+}
+
 /// Binds `addr`; returns the listener and the address it got.
 async fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), ServeError> {
     let listen_error = |source| ServeError::Listen {
@@ -145,7 +157,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         ServeError::Storage(tabula_storage::Error::io("creating the data directory", e))
     })?;
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
-    let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
+    let (listener2, thrift2_addr) = bind_unless_empty(&settings.thrift2_listen).await?;
     let gateway_settings = settings.clone();
     let on_etcd = settings.etcd_urls().next().is_some();
     let rpc_listener = match on_etcd {
@@ -229,6 +241,11 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
         .map_err(|e| ServeError::Lock(format!("start-up task failed: {e}")))??;
 
     let backend = Arc::new(ClusterBackend::new(Arc::clone(&coordinator)));
+    let engine = Arc::clone(regionserver.engine());
+    let server_opts = ServerOptions {
+        writes_stalled: Some(Arc::new(move || engine.memtable_memory().over_limit())),
+        ..server_opts
+    };
     let (thrift1, thrift2, increments) = gateways(
         backend as Arc<dyn Backend>,
         (listener, listener2),
@@ -239,7 +256,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
     let metrics = start_metrics(
         &settings_metrics,
         Sources {
-            gateways: gateway_stats(&thrift1, &thrift2),
+            gateways: gateway_stats(&thrift1, thrift2.as_ref()),
             regionserver: Some(Arc::clone(&regionserver)),
             coordinator: Some(Arc::clone(&coordinator)),
             increments: increments.clone(),
@@ -360,14 +377,18 @@ fn server_options(settings: &Settings) -> Result<ServerOptions, ServeError> {
 }
 
 /// The Thrift1 and Thrift2 servers over `backend` (refusing changes in read-only
-/// mode), on the two listeners, and Thrift1's increment coalescer when increments
-/// are coalesced.
+/// mode), on the two listeners (Thrift2 only when it has one), and Thrift1's
+/// increment coalescer when increments are coalesced.
 fn gateways(
     backend: Arc<dyn Backend>,
-    (listener, listener2): (TcpListener, TcpListener),
+    (listener, listener2): (TcpListener, Option<TcpListener>),
     settings: &Settings,
     server_opts: ServerOptions,
-) -> (ThriftServer, ThriftServer, Option<Arc<IncrementCoalescer>>) {
+) -> (
+    ThriftServer,
+    Option<ThriftServer>,
+    Option<Arc<IncrementCoalescer>>,
+) {
     let backend: Arc<dyn Backend> = if settings.readonly {
         Arc::new(ReadOnlyBackend::new(backend))
     } else {
@@ -399,21 +420,23 @@ fn gateways(
             ..server_opts.clone()
         },
     );
-    let handler2 = Thrift2Handler::with_options(backend, handler_options);
-    let observer2 = handler2.connection_observer();
-    let processor2 = Arc::new(tabula_thrift::hbase2::THBaseServiceSyncProcessor::new(
-        handler2,
-    ));
-    let thrift2 = ThriftServer::new(
-        listener2,
-        processor2,
-        ServerOptions {
-            observer: Some(observer2),
-            deferrable_calls: crate::thrift2::DEFERRABLE_CALLS,
-            loop_calls: crate::thrift2::LOOP_CALLS,
-            ..server_opts
-        },
-    );
+    let thrift2 = listener2.map(|listener2| {
+        let handler2 = Thrift2Handler::with_options(backend, handler_options);
+        let observer2 = handler2.connection_observer();
+        let processor2 = Arc::new(tabula_thrift::hbase2::THBaseServiceSyncProcessor::new(
+            handler2,
+        ));
+        ThriftServer::new(
+            listener2,
+            processor2,
+            ServerOptions {
+                observer: Some(observer2),
+                deferrable_calls: crate::thrift2::DEFERRABLE_CALLS,
+                loop_calls: crate::thrift2::LOOP_CALLS,
+                ..server_opts
+            },
+        )
+    });
     (thrift1, thrift2, increments)
 }
 
@@ -432,13 +455,13 @@ pub(crate) async fn start_gateways(
 ) -> Result<Running, ServeError> {
     let server_opts = server_options(settings)?;
     let (listener, thrift1_addr) = bind(&settings.listen).await?;
-    let (listener2, thrift2_addr) = bind(&settings.thrift2_listen).await?;
+    let (listener2, thrift2_addr) = bind_unless_empty(&settings.thrift2_listen).await?;
     let (thrift1, thrift2, increments) =
         gateways(backend, (listener, listener2), settings, server_opts);
     let metrics = start_metrics(
         &settings.metrics_listen,
         Sources {
-            gateways: gateway_stats(&thrift1, &thrift2),
+            gateways: gateway_stats(&thrift1, thrift2.as_ref()),
             increments: increments.clone(),
             ..Sources::default()
         },
@@ -456,12 +479,14 @@ pub(crate) async fn start_gateways(
     })
 }
 
-/// The counters of the two Thrift servers, for metrics.
+/// The counters of the Thrift servers, for metrics.
 fn gateway_stats(
     thrift1: &ThriftServer,
-    thrift2: &ThriftServer,
+    thrift2: Option<&ThriftServer>,
 ) -> Vec<(&'static str, Arc<crate::server::ServerStats>)> {
-    vec![("thrift1", thrift1.stats()), ("thrift2", thrift2.stats())]
+    let mut stats = vec![("thrift1", thrift1.stats())];
+    stats.extend(thrift2.map(|t| ("thrift2", t.stats())));
+    stats
 }
 
 /// Serves `sources` at `listen` (`GET /metrics`); `None` when `listen` is empty.
@@ -487,15 +512,25 @@ impl Running {
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), ServeError> {
-        let stop_thrift2 = self.thrift2.shutdown_handle();
+        let stop_thrift2 = self.thrift2.as_ref().map(ThriftServer::shutdown_handle);
         let shutdown = async move {
             shutdown.await;
-            stop_thrift2.shutdown();
+            if let Some(stop) = stop_thrift2 {
+                stop.shutdown();
+            }
         };
-        let (report1, report2) = tokio::join!(
-            self.thrift1.run(shutdown),
-            self.thrift2.run(std::future::pending::<()>())
-        );
+        let thrift2 = async move {
+            match self.thrift2 {
+                Some(server) => {
+                    server
+                        .run(std::future::pending::<()>())
+                        .await
+                        .connections_aborted
+                }
+                None => 0,
+            }
+        };
+        let (report1, aborted2) = tokio::join!(self.thrift1.run(shutdown), thrift2);
         if let Some(metrics) = self.metrics {
             metrics.stop().await;
         }
@@ -507,7 +542,7 @@ impl Running {
             tracing::info!(pending, "queued increments applied");
         }
         tracing::info!(
-            aborted = report1.connections_aborted + report2.connections_aborted,
+            aborted = report1.connections_aborted + aborted2,
             "gateways stopped; flushing tablets"
         );
         let Some(system) = self.system else {

@@ -149,3 +149,13 @@ fn an_empty_metrics_listen_turns_the_port_off() {
     assert!(c.get_table_names().expect("getTableNames").is_empty());
     assert!(!server.log().contains("metrics listening"));
 }
+
+#[test]
+fn an_empty_thrift2_listen_turns_thrift2_off() {
+    let server = Tabula::start_with(&[("TABULA_THRIFT2_LISTEN", "")]);
+    assert_eq!(server.thrift2, None, "the ready line says thrift2=off");
+    let mut c = server.client();
+    assert!(c.get_table_names().expect("getTableNames").is_empty());
+    let servers = server.log().matches("Thrift server listening").count();
+    assert_eq!(servers, 1, "only Thrift1 listens: {}", server.log());
+}

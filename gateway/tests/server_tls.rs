@@ -386,7 +386,7 @@ fn tabula_serve_answers_thrift1_and_thrift2_clients_over_https() {
     let columns = common::columns_of(rows.first().expect("the row"));
     assert_eq!(columns.get("cf:a").map(String::as_str), Some("secret"));
 
-    let (i, o) = https_protocols(server.thrift2, pki.client(identity));
+    let (i, o) = https_protocols(server.thrift2.expect("Thrift2 is on"), pki.client(identity));
     let mut client2 = tabula_thrift::hbase2::THBaseServiceSyncClient::new(i, o);
     client2
         .put(
@@ -416,6 +416,73 @@ fn tabula_serve_answers_thrift1_and_thrift2_clients_over_https() {
     assert!(
         anonymous.get_table_names().is_err(),
         "a client without a certificate was served"
+    );
+}
+
+#[test]
+fn synced_writes_over_https_read_back_at_once_from_every_connection() {
+    // Single-row writes in HTTP mode run on the worker serving their connection
+    // and hand their log sync to the acknowledger, or, while the memtables are over
+    // their budget (a 1 MiB budget here, overrun by these 8 KiB values), run on the
+    // blocking pool: either way a write is answered only once it is synced and
+    // visible, so the same connection's next read sees it.
+    let pki = Pki::new();
+    let server = {
+        let cert = pki.path("server.pem");
+        let key = pki.path("server-key.pem");
+        common::Tabula::start_with(&[
+            ("TABULA_TLS_CERT_FILE", cert.to_str().expect("utf-8 path")),
+            ("TABULA_TLS_KEY_FILE", key.to_str().expect("utf-8 path")),
+            ("TABULA_MEMORY_BUDGET_MB", "1"),
+            ("TABULA_MEMTABLE_SIZE_MB", "1"),
+        ])
+    };
+    let table = common::unique("tls-writes");
+    {
+        let (i, o) = https_protocols(server.thrift1, pki.client(None));
+        let mut client = HbaseSyncClient::new(i, o);
+        common::create(&mut client, &table, &["cf"]);
+    }
+    let value = |worker: usize, i: usize| format!("{worker}-{i}-{}", "v".repeat(8 << 10));
+    std::thread::scope(|s| {
+        for worker in 0..4 {
+            let (table, server, pki) = (&table, &server, &pki);
+            s.spawn(move || {
+                let (i, o) = https_protocols(server.thrift1, pki.client(None));
+                let mut client = HbaseSyncClient::new(i, o);
+                for i in 0..60 {
+                    let row = format!("w{worker}-{i:03}");
+                    let written = value(worker, i);
+                    client
+                        .mutate_row(
+                            table.clone(),
+                            row.clone().into_bytes(),
+                            vec![common::put_m("cf:a", written.as_bytes())],
+                            common::no_attrs(),
+                        )
+                        .expect("mutateRow over HTTPS");
+                    let rows = client
+                        .get_row(table.clone(), row.into_bytes(), common::no_attrs())
+                        .expect("getRow over HTTPS");
+                    let columns = common::columns_of(rows.first().expect("the row just written"));
+                    assert_eq!(columns.get("cf:a"), Some(&written));
+                }
+            });
+        }
+    });
+    let (i, o) = https_protocols(server.thrift2.expect("Thrift2 is on"), pki.client(None));
+    let mut client2 = tabula_thrift::hbase2::THBaseServiceSyncClient::new(i, o);
+    let mut put = t2::tput("fsynced", &[("cf:b", "durable")], None);
+    put.durability = Some(tabula_thrift::hbase2::TDurability::FSYNC_WAL);
+    client2
+        .put(table.clone(), put)
+        .expect("Thrift2 put over HTTPS");
+    let got = client2
+        .get(table.clone(), t2::tget("fsynced"))
+        .expect("Thrift2 get over HTTPS");
+    assert_eq!(
+        t2::values(&got).get("cf:b").map(String::as_str),
+        Some("durable")
     );
 }
 

@@ -10,7 +10,9 @@
 //! wake-up (the request's) instead of two.
 //! Each connection has one [`ConnAck`]: at most one reply of it is handed over at a
 //! time, and the connection thread waits for it before running its next call, so
-//! replies leave in request order and a client's next call sees its write.
+//! replies leave in request order and a client's next call sees its write. An HTTP
+//! call hands its reply over with a channel instead ([`ReplyTo::Waiter`]) and
+//! awaits it: HTTP/1.1 answers a connection's requests in order anyway.
 //! Must not: decide which calls may defer their writes (the connection loop does)
 //! or parse requests.
 
@@ -36,8 +38,17 @@ pub(crate) struct Handoff {
     pub(crate) reply: Vec<u8>,
     /// What answers the call instead if a write's sync fails.
     pub(crate) failure: FailureReply,
-    /// The connection to answer on.
-    pub(crate) conn: Arc<ConnAck>,
+    /// Who gets the answer.
+    pub(crate) to: ReplyTo,
+}
+
+/// Where a handed-over reply goes once its writes are synced.
+pub(crate) enum ReplyTo {
+    /// Sent on a framed or unframed connection's socket.
+    Connection(Arc<ConnAck>),
+    /// Given to an HTTP call awaiting it (the reply, or why there is none); a
+    /// dropped sender (the acknowledger failed) is an error for the call too.
+    Waiter(tokio::sync::oneshot::Sender<io::Result<Vec<u8>>>),
 }
 
 /// Enough of a request to answer it with an IOError.
@@ -268,7 +279,9 @@ impl Acknowledger {
     /// call. Once stopped (or if its thread cannot start) the acknowledger completes
     /// and sends the reply on the calling thread.
     pub(crate) fn hand_over(&self, handoff: Handoff) {
-        handoff.conn.begin();
+        if let ReplyTo::Connection(conn) = &handoff.to {
+            conn.begin();
+        }
         if self.running() {
             let mut q = self.shared.queue.lock();
             if !q.stopping {
@@ -338,10 +351,17 @@ fn run(shared: &Shared) {
             }
             std::mem::take(&mut q.waiting)
         };
-        let conns: Vec<Arc<ConnAck>> = batch.iter().map(|h| Arc::clone(&h.conn)).collect();
+        let conns: Vec<Arc<ConnAck>> = batch
+            .iter()
+            .filter_map(|h| match &h.to {
+                ReplyTo::Connection(conn) => Some(Arc::clone(conn)),
+                ReplyTo::Waiter(_) => None,
+            })
+            .collect();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| acknowledge(batch)));
         if outcome.is_err() {
-            // No connection may wait forever for a reply that will not come.
+            // No connection may wait forever for a reply that will not come (an
+            // HTTP call's sender was dropped with the batch: it hears it).
             tracing::error!("the acknowledger panicked; its connections are closed");
             for conn in conns {
                 conn.abandon();
@@ -359,11 +379,11 @@ fn acknowledge(batch: Vec<Handoff>) {
     for h in batch {
         counts.push(h.writes.len());
         writes.extend(h.writes);
-        replies.push((h.reply, h.failure, h.conn));
+        replies.push((h.reply, h.failure, h.to));
     }
     let results = deferred::complete(&writes);
     let mut results = results.into_iter();
-    for ((mut reply, failure, conn), count) in replies.into_iter().zip(counts) {
+    for ((mut reply, failure, to), count) in replies.into_iter().zip(counts) {
         // Every result of this call is consumed, so the next call's start where
         // they should even when one of these failed.
         let failed = results
@@ -378,7 +398,13 @@ fn acknowledge(batch: Vec<Handoff>) {
                     .ok_or_else(|| io::Error::other("the IOError reply did not encode"))
             }
         };
-        conn.answer(answer, reply);
+        match to {
+            ReplyTo::Connection(conn) => conn.answer(answer, reply),
+            // A caller that stopped waiting (its connection closed) needs nothing.
+            ReplyTo::Waiter(sender) => {
+                let _ = sender.send(answer);
+            }
+        }
     }
 }
 
@@ -491,7 +517,7 @@ mod tests {
             writes,
             reply: b"REPLY".to_vec(),
             failure: failure(),
-            conn: Arc::clone(&conn),
+            to: ReplyTo::Connection(Arc::clone(&conn)),
         });
         let mut got = [0u8; 5];
         client.read_exact(&mut got).expect("reply");
@@ -518,7 +544,7 @@ mod tests {
             writes: deferred_put(&tablet, "r"),
             reply,
             failure: failure(),
-            conn: Arc::clone(&conn),
+            to: ReplyTo::Connection(Arc::clone(&conn)),
         });
         // The client reads nothing yet: the socket's buffers fill and the rest is
         // left to the connection thread, which settles while the client reads.
@@ -549,7 +575,7 @@ mod tests {
             writes: deferred_put(&tablet, "r"),
             reply: b"OK".to_vec(),
             failure: failure(),
-            conn: Arc::clone(&conn),
+            to: ReplyTo::Connection(Arc::clone(&conn)),
         });
         assert!(visible(&tablet, "r"), "completed before hand_over returned");
         let mut got = [0u8; 2];
@@ -573,7 +599,7 @@ mod tests {
                 writes: deferred_put(&tablet, "r"),
                 reply: vec![1; 64 * 1024],
                 failure: failure(),
-                conn: Arc::clone(&conn),
+                to: ReplyTo::Connection(Arc::clone(&conn)),
             });
             if conn.settle().is_err() {
                 failed = true;
@@ -604,7 +630,7 @@ mod tests {
             writes: deferred_put(&tablet, "a"),
             reply: b"FIRST".to_vec(),
             failure: failure(),
-            conn: Arc::clone(&conn),
+            to: ReplyTo::Connection(Arc::clone(&conn)),
         });
         client.read_exact(&mut got).expect("reply");
         assert_eq!(&got, b"FIRST");
@@ -630,5 +656,36 @@ mod tests {
         ));
         assert!(out.is_empty());
         ack.stop();
+    }
+
+    #[test]
+    fn an_http_call_hears_its_reply_once_its_write_is_synced_and_visible() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_engine, tablet) = tablet(dir.path());
+        let writes = deferred_put(&tablet, "h");
+        assert!(!visible(&tablet, "h"), "deferred: not visible yet");
+        let ack = Acknowledger::new();
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        ack.hand_over(Handoff {
+            writes,
+            reply: b"REPLY".to_vec(),
+            failure: failure(),
+            to: ReplyTo::Waiter(sender),
+        });
+        let answer = receiver.blocking_recv().expect("an answer");
+        assert_eq!(answer.expect("the reply"), b"REPLY".to_vec());
+        assert!(visible(&tablet, "h"), "visible once answered");
+        // After stop, the calling thread completes a hand-over itself.
+        ack.stop();
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        ack.hand_over(Handoff {
+            writes: deferred_put(&tablet, "i"),
+            reply: b"AFTER".to_vec(),
+            failure: failure(),
+            to: ReplyTo::Waiter(sender),
+        });
+        assert!(visible(&tablet, "i"));
+        let answer = receiver.blocking_recv().expect("an answer");
+        assert_eq!(answer.expect("the reply"), b"AFTER".to_vec());
     }
 }

@@ -14,7 +14,7 @@ use thrift::protocol::TMessageType;
 
 use tabula_storage::deferred::DeferScope;
 
-use crate::server::ack::{ConnAck, FailureReply, Handoff};
+use crate::server::ack::{ConnAck, FailureReply, Handoff, ReplyTo};
 use crate::server::call::protocol_error_reply;
 use crate::server::conn::{ConnError, ConnShared};
 use crate::server::detect::{Transport, WireMode};
@@ -127,7 +127,7 @@ impl CallSite<'_> {
                         seqid,
                         mode: self.mode,
                     },
-                    conn: Arc::clone(self.ack),
+                    to: ReplyTo::Connection(Arc::clone(self.ack)),
                 });
                 Ok(Answer::HandedOver)
             }

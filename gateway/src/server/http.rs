@@ -19,13 +19,16 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use tabula_storage::deferred::DeferScope;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
+use crate::server::ack::{FailureReply, Handoff, ReplyTo};
 use crate::server::answer::Route;
 use crate::server::call::{protocol_error_reply, CallError, CallReply};
 use crate::server::conn::{stopped, ConnError, ConnShared, Peer};
+use crate::server::detect::{Transport, WireMode};
 use crate::server::frame::{MessageScanner, Scan};
 use crate::server::replay::{Activity, ReplayStream};
 use crate::server::wire::WireProtocol;
@@ -194,14 +197,24 @@ async fn call(
 ) -> Response<Full<Bytes>> {
     let id = context.peer.id;
     let shared = &context.shared;
-    // A point read runs right here, as on an event loop, where the server's calls
-    // are local (it has loops); anything else, or with every call slot taken, on
-    // the blocking pool.
+    // Point reads and single-row writes run right here, as on an event loop, where
+    // the server's calls are local (it has loops) and writes would not wait for
+    // memtable room now; anything else, or with every call slot taken, on the
+    // blocking pool.
     let route = Route::of(&shared.opts, protocol, &message);
-    let here = route.on_loop && route.deferrable.is_none() && shared.opts.serves_on_loops();
+    let here = route.on_loop
+        && shared.opts.serves_on_loops()
+        && (route.deferrable.is_none() || !shared.opts.writes_stall());
     let message = match here {
-        true => match shared.dispatcher.call_here(id, protocol, message) {
-            Ok(outcome) => return respond(context, outcome),
+        true => match run_here(context, protocol, message, route) {
+            Ok(Here::Answered(outcome)) => return respond(context, outcome),
+            Ok(Here::HandedOver(synced)) => {
+                return match synced.await {
+                    Ok(Ok(reply)) => thrift_response(reply),
+                    Ok(Err(e)) => failed(context, &e),
+                    Err(_) => failed(context, &"the acknowledger dropped the reply"),
+                }
+            }
             Err(message) => message,
         },
         false => message,
@@ -210,17 +223,72 @@ async fn call(
     respond(context, outcome)
 }
 
+/// How a call run on the runtime worker was answered.
+enum Here {
+    /// Its outcome, to send now.
+    Answered(Result<CallReply, CallError>),
+    /// Its reply went to the acknowledger with the synced writes it deferred, and
+    /// comes back once they are synced and visible.
+    HandedOver(oneshot::Receiver<std::io::Result<Vec<u8>>>),
+}
+
+/// Runs a quick call on this runtime worker, a deferrable one in a deferral scope
+/// (its synced writes then wait for the commit log on the acknowledger, not here);
+/// gives the message back when every call slot is taken.
+fn run_here(
+    context: &HttpContext,
+    protocol: WireProtocol,
+    message: Bytes,
+    route: Route,
+) -> Result<Here, Bytes> {
+    let shared = &context.shared;
+    let scope = route.deferrable.map(|_| DeferScope::enter());
+    let outcome = shared
+        .dispatcher
+        .call_here(context.peer.id, protocol, message)?;
+    // Writes a failed call deferred are completed when the scope drops.
+    let deferred = match (&scope, &outcome) {
+        (Some(scope), Ok(CallReply::Message(_))) => scope.take(),
+        _ => Vec::new(),
+    };
+    drop(scope);
+    match (route.deferrable, outcome) {
+        (Some((method, seqid)), Ok(CallReply::Message(reply))) if !deferred.is_empty() => {
+            let (sender, receiver) = oneshot::channel();
+            shared.ack.hand_over(Handoff {
+                writes: deferred,
+                reply,
+                failure: FailureReply {
+                    protocol,
+                    method,
+                    seqid,
+                    mode: WireMode {
+                        transport: Transport::Http,
+                        protocol,
+                    },
+                },
+                to: ReplyTo::Waiter(sender),
+            });
+            Ok(Here::HandedOver(receiver))
+        }
+        (_, outcome) => Ok(Here::Answered(outcome)),
+    }
+}
+
 /// The HTTP response carrying a call's outcome.
 fn respond(context: &HttpContext, outcome: Result<CallReply, CallError>) -> Response<Full<Bytes>> {
-    let (addr, id) = (context.peer.addr, context.peer.id);
     match outcome {
         Ok(CallReply::Message(reply)) => thrift_response(reply),
         Ok(CallReply::Nothing) => thrift_response(Vec::new()),
-        Err(err) => {
-            tracing::info!(peer = %addr, conn = %id, "HTTP call failed: {err}");
-            plain(StatusCode::INTERNAL_SERVER_ERROR, "call failed")
-        }
+        Err(err) => failed(context, &err),
     }
+}
+
+/// The response to a call that produced no reply, logged.
+fn failed(context: &HttpContext, why: &dyn std::fmt::Display) -> Response<Full<Bytes>> {
+    let (addr, id) = (context.peer.addr, context.peer.id);
+    tracing::info!(peer = %addr, conn = %id, "HTTP call failed: {why}");
+    plain(StatusCode::INTERNAL_SERVER_ERROR, "call failed")
 }
 
 fn too_large(context: &HttpContext, size: u64) -> Response<Full<Bytes>> {

@@ -57,6 +57,12 @@ pub struct ServerOptions {
     /// Event-loop threads per server (0: every connection has its own thread).
     /// Default 2.
     pub event_loops: usize,
+    /// Says whether writes must wait for memtable room right now (the storage
+    /// engine over its memtable budget). HTTP mode runs a single-row write on the
+    /// runtime worker serving its connection only while this says no: a write
+    /// waiting there would hold up every connection that worker serves. `None`:
+    /// writes never wait (no engine in this process). Default `None`.
+    pub writes_stalled: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// TLS for the port (HBase's `hbase.thrift.ssl.enabled`): with it, every
     /// connection must open with a TLS handshake and speaks HBase's HTTP mode
     /// inside (HTTPS); one that does not is closed. Default `None`: no TLS.
@@ -68,6 +74,14 @@ impl ServerOptions {
     /// loops, and some call may run on one (a loop call or a deferrable one).
     pub(crate) fn serves_on_loops(&self) -> bool {
         self.event_loops > 0 && !(self.loop_calls.is_empty() && self.deferrable_calls.is_empty())
+    }
+
+    /// Whether writes would wait for memtable room now (see
+    /// [`ServerOptions::writes_stalled`]).
+    pub(crate) fn writes_stall(&self) -> bool {
+        self.writes_stalled
+            .as_ref()
+            .is_some_and(|stalled| stalled())
     }
 }
 
@@ -83,6 +97,7 @@ impl Default for ServerOptions {
             deferrable_calls: &[],
             loop_calls: &[],
             event_loops: DEFAULT_EVENT_LOOPS,
+            writes_stalled: None,
             tls: None,
         }
     }
@@ -100,6 +115,10 @@ impl fmt::Debug for ServerOptions {
             .field("deferrable_calls", &self.deferrable_calls)
             .field("loop_calls", &self.loop_calls)
             .field("event_loops", &self.event_loops)
+            .field(
+                "writes_stalled",
+                &self.writes_stalled.as_ref().map(|_| "set"),
+            )
             .field("tls", &self.tls)
             .finish()
     }
@@ -145,5 +164,24 @@ mod tests {
             ..loop_calls
         };
         assert!(!no_loops.serves_on_loops());
+    }
+
+    #[test]
+    fn writes_stall_only_when_the_probe_says_so() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        assert!(
+            !ServerOptions::default().writes_stall(),
+            "no probe: no stall"
+        );
+        let over = Arc::new(AtomicBool::new(false));
+        let probe = Arc::clone(&over);
+        let opts = ServerOptions {
+            writes_stalled: Some(Arc::new(move || probe.load(Ordering::Relaxed))),
+            ..ServerOptions::default()
+        };
+        assert!(!opts.writes_stall());
+        over.store(true, Ordering::Relaxed);
+        assert!(opts.writes_stall());
+        assert!(format!("{opts:?}").contains("writes_stalled"));
     }
 }

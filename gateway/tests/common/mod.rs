@@ -85,14 +85,16 @@ pub fn binary_path() -> PathBuf {
 pub struct Tabula {
     child: Option<Child>,
     pub thrift1: SocketAddr,
-    pub thrift2: SocketAddr,
+    /// `None` when the server runs without Thrift2 (`thrift2=off`).
+    pub thrift2: Option<SocketAddr>,
     pub data_dir: PathBuf,
     log: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }
 
-/// A started child: the process, its Thrift1 and Thrift2 addresses, its log file.
-type Spawned = (Child, SocketAddr, SocketAddr, PathBuf);
+/// A started child: the process, its Thrift1 and Thrift2 (unless off) addresses,
+/// its log file.
+type Spawned = (Child, SocketAddr, Option<SocketAddr>, PathBuf);
 
 /// Starts `tabula serve` with extra `TABULA_*` settings.
 fn spawn(
@@ -179,7 +181,11 @@ fn spawn_command(
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("no {key} address in the ready line {line:?}"))
     };
-    (child, addr_of("thrift1="), addr_of("thrift2="), log)
+    let thrift2 = match line.split_whitespace().any(|w| w == "thrift2=off") {
+        true => None,
+        false => Some(addr_of("thrift2=")),
+    };
+    (child, addr_of("thrift1="), thrift2, log)
 }
 
 fn stop_child(child: &mut Child) {
@@ -316,7 +322,7 @@ impl Tabula {
 
     /// A Thrift2 client with the given framing and protocol.
     pub fn client2(&self, framing: Framing, protocol: Protocol) -> Client2 {
-        connect2(self.thrift2, framing, protocol)
+        connect2(self.thrift2.expect("Thrift2 is on"), framing, protocol)
     }
 
     /// The server's log so far.
@@ -390,7 +396,7 @@ pub fn shared() -> &'static Shared {
             unsafe {
                 libc::atexit(stop_shared_at_exit);
             }
-            let _ = tx.send((addr1, addr2));
+            let _ = tx.send((addr1, addr2.expect("the shared server serves Thrift2")));
             loop {
                 std::thread::park();
             }
