@@ -97,6 +97,13 @@ fn metrics_follow_calls_tablets_and_the_commit_log() {
         "{after}"
     );
     assert!(after.contains("# TYPE tabula_block_cache_hits counter"));
+    // The in-memory families' cache: a quarter of the block cache (a quarter of
+    // the default 1 GiB budget).
+    assert_eq!(
+        sample(&after, "tabula_block_cache_in_memory_capacity_bytes", ""),
+        Some((64u64 << 20) as f64),
+        "{after}"
+    );
     // The coordinator's view of its one regionserver, as its balancing rounds (a
     // second apart) read it: its tablets (root, META and the new table's) and,
     // once two rounds have read the counters, the requests per second it served.

@@ -1,10 +1,11 @@
 //! The engine: what every tablet of one server shares.
 //!
-//! Owns: the server's single commit log, the block cache, the registry of open
-//! tablets, background flush and compaction workers, memory accounting across
-//! tablets, and recovery: at start-up the previous log is split into per-tablet
-//! "recovered edits" files that each tablet replays when it is opened (the same
-//! mechanism recovers a dead server's tablets from its log).
+//! Owns: the server's single commit log, the block caches (one apart for in-memory
+//! families), the registry of open tablets, background flush and compaction
+//! workers, memory accounting across tablets, and recovery: at start-up the
+//! previous log is split into per-tablet "recovered edits" files that each tablet
+//! replays when it is opened (the same mechanism recovers a dead server's tablets
+//! from its log).
 //! Must not: decide which tablets to open (the regionserver does, on the
 //! coordinator's orders) or interpret table schemas beyond passing them on.
 
@@ -156,6 +157,13 @@ impl WorkQueue {
     }
 }
 
+/// The block cache is bounded at this fraction of the memory budget (a quarter).
+const BLOCK_CACHE_SHARE: u64 = 4;
+/// The blocks of in-memory families are cached apart, in up to this fraction of
+/// the block cache's bound again (a quarter, HBase's in-memory share of its LRU
+/// cache), on top of it: a cluster without in-memory families loses nothing.
+const IN_MEMORY_SHARE: u64 = 4;
+
 /// State shared by the engine and its tablets.
 pub struct Shared {
     pub(crate) opts: EngineOptions,
@@ -163,6 +171,9 @@ pub struct Shared {
     tablets_lock: Mutex<Option<DirLock>>,
     pub(crate) log: CommitLog,
     pub(crate) cache: Arc<BlockCache>,
+    /// The blocks of in-memory families (HBase's IN_MEMORY), which only each
+    /// other evict: a scan of other data does not push them out.
+    pub(crate) in_memory_cache: Arc<BlockCache>,
     /// Bytes held by all memtables; writers stall above the memtable budget.
     pub(crate) memtable_memory: Arc<MemtableMemory>,
     tablets_root: PathBuf,
@@ -191,15 +202,23 @@ impl Shared {
         Memtable::accounted(self.opts.memtable_size, Arc::clone(&self.memtable_memory))
     }
 
-    /// The block cache the files of `family` in a table of `schema` read through
-    /// (None for a family with its block cache turned off).
+    /// The block cache the files of `family` in a table of `schema` read through:
+    /// the in-memory one for an in-memory family, None for a family with its block
+    /// cache turned off.
     pub(crate) fn block_cache_for(
         &self,
         schema: &crate::schema::TableSchema,
         family: &[u8],
     ) -> Option<Arc<BlockCache>> {
-        let use_cache = schema.family(family).is_none_or(|f| f.block_cache);
-        use_cache.then(|| Arc::clone(&self.cache))
+        let family = schema.family(family);
+        if !family.is_none_or(|f| f.block_cache) {
+            return None;
+        }
+        let cache = match family.is_some_and(|f| f.in_memory) {
+            true => &self.in_memory_cache,
+            false => &self.cache,
+        };
+        Some(Arc::clone(cache))
     }
 
     pub(crate) fn next_file_id(&self) -> u64 {
@@ -283,13 +302,17 @@ impl Engine {
         recovery::split_segments(&old_segments, &tablets_root)?;
         fail::fail_point!("recovery-segments-split");
         log.delete_replayed(&old_segments)?;
-        let cache = Arc::new(BlockCache::new(opts.memory_budget / 4));
+        let cache = Arc::new(BlockCache::new(opts.memory_budget / BLOCK_CACHE_SHARE));
+        let in_memory_cache = Arc::new(BlockCache::new(
+            opts.memory_budget / BLOCK_CACHE_SHARE / IN_MEMORY_SHARE,
+        ));
         let memtable_memory = Arc::new(MemtableMemory::new(memtable_budget(&opts)));
         let shared = Arc::new(Shared {
             opts,
             tablets_lock: Mutex::new(Some(tablets_lock)),
             log,
             cache,
+            in_memory_cache,
             memtable_memory,
             tablets_root,
             file_ids: AtomicU64::new(1),
@@ -394,9 +417,15 @@ impl Engine {
         &self.shared.memtable_memory
     }
 
-    /// The shared block cache.
+    /// The shared block cache (every cached family's blocks but those of
+    /// in-memory families).
     pub fn block_cache(&self) -> &Arc<BlockCache> {
         &self.shared.cache
+    }
+
+    /// The block cache of in-memory families' blocks.
+    pub fn in_memory_block_cache(&self) -> &Arc<BlockCache> {
+        &self.shared.in_memory_cache
     }
 
     /// Opens a tablet: its manifest (created if new), its files, and any recovered

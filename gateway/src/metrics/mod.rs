@@ -361,17 +361,30 @@ fn encode_regionserver(
         Value::gauge(memory.limit() as u64),
     )?;
     let cache = engine.block_cache().stats();
+    let in_memory = engine.in_memory_block_cache().stats();
     single(
         encoder,
         "block_cache_hits",
-        "Block reads served from the block cache.",
-        Value::Counter(cache.hits),
+        "Block reads served from the block caches (in-memory families' included).",
+        Value::Counter(cache.hits + in_memory.hits),
     )?;
     single(
         encoder,
         "block_cache_misses",
-        "Block reads that went to disk.",
-        Value::Counter(cache.misses),
+        "Block reads that went to disk (in-memory families' included).",
+        Value::Counter(cache.misses + in_memory.misses),
+    )?;
+    single(
+        encoder,
+        "block_cache_in_memory_bytes",
+        "Bytes of in-memory families' blocks cached (apart from the block cache).",
+        Value::gauge(in_memory.weighted_bytes),
+    )?;
+    single(
+        encoder,
+        "block_cache_in_memory_capacity_bytes",
+        "The byte bound of in-memory families' cached blocks.",
+        Value::gauge(in_memory.capacity_bytes),
     )?;
     single(
         encoder,
