@@ -26,8 +26,8 @@ const VERSION: u8 = 1;
 /// whether it keeps deleted cells, version 4 the compression's name as the client
 /// gave it (older versions are still read: min versions 0, deleted cells not
 /// kept, compression named NONE or ZSTD), version 5 the table's durability (older
-/// versions: none set).
-const TABLE_VERSION: u8 = 5;
+/// versions: none set), version 6 each family's block size (older: the engine's).
+const TABLE_VERSION: u8 = 6;
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +90,7 @@ impl TableDescriptor {
             });
             out.push(u8::from(f.block_cache));
             out.push(u8::from(f.in_memory));
+            put_varint(&mut out, f.block_size.map_or(0, u64::from));
         }
         out.push(match self.durability {
             None => 0,
@@ -163,6 +164,13 @@ impl TableDescriptor {
             };
             let block_cache = flag(r.u8()?)?;
             let in_memory = flag(r.u8()?)?;
+            let block_size = match version >= 6 {
+                true => match r.varint()? {
+                    0 => None,
+                    size => Some(u32::try_from(size).ok()?),
+                },
+                false => None,
+            };
             families.push(FamilySchema {
                 name: fname,
                 max_versions,
@@ -174,6 +182,7 @@ impl TableDescriptor {
                 bloom,
                 block_cache,
                 in_memory,
+                block_size,
             });
         }
         let durability = if version >= 5 {
@@ -386,6 +395,10 @@ mod tests {
                     .keep_deleted(KeepDeleted::UntilTtl),
                 FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3)),
                 FamilySchema::new(&b"s"[..]).compression_named(CompressionName::Snappy, 3),
+                FamilySchema {
+                    block_size: Some(8 << 10),
+                    ..FamilySchema::new(&b"b"[..])
+                },
             ],
             enabled: true,
             created_ms: 1234,

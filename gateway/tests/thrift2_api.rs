@@ -757,6 +757,41 @@ fn min_versions_outlive_the_ttl() {
 }
 
 #[test]
+fn family_block_size_and_in_memory_are_stored_and_reported() {
+    let mut c = client2();
+    let name = unique("t2_blocksize");
+    let mut small = family("s", None);
+    small.block_size = Some(8192);
+    small.in_memory = Some(true);
+    c.create_table(table_desc(&name, vec![small, family("d", None)]), vec![])
+        .unwrap();
+    // Families come back in name order: `d`, then `s`.
+    let fams = families_of(&mut c, &name);
+    assert_eq!(fams[1].name, b"s".to_vec());
+    assert_eq!(
+        (fams[1].block_size, fams[1].in_memory),
+        (Some(8192), Some(true))
+    );
+    assert_eq!((fams[0].block_size, fams[0].in_memory), (None, Some(false)));
+    // Changed by modifyColumnFamily like any other setting.
+    let mut changed = family("d", None);
+    changed.block_size = Some(1 << 20);
+    c.modify_column_family(tname(&name), changed).unwrap();
+    assert_eq!(families_of(&mut c, &name)[0].block_size, Some(1 << 20));
+    // Rows round-trip through the small-block family.
+    c.put(name.clone(), tput("r", &[("s:q", "v")], None))
+        .unwrap();
+    let got = c.get(name.clone(), tget("r")).unwrap();
+    assert_eq!(values(&got).get("s:q").map(String::as_str), Some("v"));
+    // HBase's bounds: 1 KB to 16 MB.
+    for size in [0, 512, (16 << 20) + 1, -1] {
+        let mut bad = family("b", None);
+        bad.block_size = Some(size);
+        tio(c.create_table(table_desc(&unique("t2_blocksize_bad"), vec![bad]), vec![]));
+    }
+}
+
+#[test]
 fn kept_deleted_cells_are_read_as_of_a_time_before_the_delete() {
     let mut c = client2();
     let name = unique("t2_keepdel");

@@ -115,9 +115,18 @@ pub struct FamilySchema {
     pub bloom: BloomType,
     /// Whether data blocks of this family go through the block cache.
     pub block_cache: bool,
-    /// HBase's in-memory hint: cached blocks of this family are preferred.
+    /// HBase's in-memory hint: the family's blocks are cached apart from the
+    /// others' (see the engine), so reads of other data do not evict them.
     pub in_memory: bool,
+    /// HBase's BLOCKSIZE: the family's SSTable data block size in bytes
+    /// ([`MIN_BLOCK_SIZE`]..=[`MAX_BLOCK_SIZE`]); `None`: the engine's.
+    pub block_size: Option<u32>,
 }
+
+/// Smallest family block size accepted (HBase's bound).
+pub const MIN_BLOCK_SIZE: u32 = 1 << 10;
+/// Largest family block size accepted (HBase's bound).
+pub const MAX_BLOCK_SIZE: u32 = 16 << 20;
 
 impl FamilySchema {
     /// A family with HBase's defaults (3 versions, no TTL, no compression).
@@ -133,6 +142,7 @@ impl FamilySchema {
             bloom: BloomType::Row,
             block_cache: true,
             in_memory: false,
+            block_size: None,
         }
     }
 
@@ -215,6 +225,14 @@ impl FamilySchema {
                 self.compression,
                 self.compression_name.hbase_name()
             )));
+        }
+        if let Some(size) = self.block_size {
+            if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&size) {
+                return Err(Error::InvalidArgument(format!(
+                    "column family '{}': block size {size} must be between 1K and 16MB",
+                    String::from_utf8_lossy(&self.name)
+                )));
+            }
         }
         if let Compression::Zstd(level) = self.compression {
             if !(1..=22).contains(&level) {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use tabula_regionserver::filter::parse_filter;
 use tabula_regionserver::{ReadSpec, ScanSpec};
+use tabula_storage::schema::{MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 use tabula_storage::tablet::CompareOp;
 use tabula_storage::{
     BloomType, Cell, ColumnSelector, CompressionName, Durability, FamilySchema, KeepDeleted,
@@ -532,6 +533,19 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
     f.bloom = bloom;
     f.block_cache = d.block_cache_enabled.unwrap_or(true);
     f.in_memory = d.in_memory.unwrap_or(false);
+    f.block_size = match d.block_size {
+        None => None,
+        Some(size) => Some(
+            u32::try_from(size)
+                .ok()
+                .filter(|s| (MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(s))
+                .ok_or_else(|| {
+                    Thrift2Error::Invalid(format!(
+                        "Block size for column family {name} must be between 1K and 16MB"
+                    ))
+                })?,
+        ),
+    };
     Ok(f)
 }
 
@@ -541,7 +555,7 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
         name: f.name.to_vec(),
         attributes: Some(BTreeMap::new()),
         configuration: Some(BTreeMap::new()),
-        block_size: None,
+        block_size: f.block_size.and_then(|s| i32::try_from(s).ok()),
         bloomn_filter_type: Some(match f.bloom {
             BloomType::None => TBloomFilterType::NONE,
             BloomType::Row => TBloomFilterType::ROW,

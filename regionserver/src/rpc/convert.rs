@@ -353,6 +353,7 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
                     }) as i32,
                     block_cache: f.block_cache,
                     in_memory: f.in_memory,
+                    block_size: f.block_size,
                     min_versions: f.min_versions,
                     keep_deleted: (match f.keep_deleted {
                         KeepDeleted::No => pb::KeepDeleted::No,
@@ -395,6 +396,7 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
         family.bloom = bloom;
         family.block_cache = f.block_cache;
         family.in_memory = f.in_memory;
+        family.block_size = f.block_size;
         families.push(family);
     }
     Ok(TableSchema::new(schema.name, families)?)
@@ -647,6 +649,7 @@ mod tests {
             .keep_deleted(KeepDeleted::Yes);
         a.bloom = BloomType::RowCol;
         a.in_memory = true;
+        a.block_size = Some(16 << 10);
         let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));
         let schema = TableSchema::new("t", vec![a, z]).unwrap();
         let wire = schema_to_wire(&schema);

@@ -27,6 +27,9 @@ impl Tablet {
         if let Some(f) = schema.family(family) {
             opts.compression = f.compression;
             opts.bloom = f.bloom;
+            if let Some(size) = f.block_size {
+                opts.block_size = size as usize;
+            }
         }
         opts
     }
