@@ -167,6 +167,32 @@ fn check_all(c: &mut Client) -> Result<(), String> {
     rows_hold(c, TABLE, "cf:v", &loaded_rows())
 }
 
+/// Waits for `serve`'s coordinator to see `rs`, then creates the table with six
+/// split keys: seven tablets, placed on the least loaded server each, so both
+/// servers hold some.
+fn spread_table(serve: &Tabula, rs: &RegionServerProcess) {
+    wait_for(
+        "the coordinator seeing the regionserver",
+        Duration::from_secs(30),
+        || serve.log().contains("a regionserver joined"),
+    );
+    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
+    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
+        .expect("createTable");
+    let servers = region_servers(&mut serve.client());
+    assert_eq!(servers.len(), 7);
+    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
+    assert!(
+        (2..7).contains(&on_rs),
+        "tablets should be on both servers: {servers:?} (regionserver {})",
+        rs.name
+    );
+}
+
 fn cluster_with_rows() -> Cluster {
     let etcd = EtcdServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -175,29 +201,8 @@ fn cluster_with_rows() -> Cluster {
     let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
     let serve = Tabula::start_at_with(&data, &env);
     let rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
-    wait_for(
-        "the coordinator seeing the regionserver",
-        Duration::from_secs(30),
-        || serve.log().contains("a regionserver joined"),
-    );
-
-    // Six split keys: seven tablets, placed on the least loaded server each.
-    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
-    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
-        .iter()
-        .map(|k| k.as_bytes().to_vec())
-        .collect();
-    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
-        .expect("createTable");
+    spread_table(&serve, &rs);
     let mut c = serve.client();
-    let servers = region_servers(&mut c);
-    assert_eq!(servers.len(), 7);
-    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
-    assert!(
-        (2..7).contains(&on_rs),
-        "tablets should be on both servers: {servers:?} (regionserver {})",
-        rs.name
-    );
 
     // Every row written through the gateway, acknowledged, and read back.
     put_rows(&mut c, TABLE, "cf:v", &loaded_rows());
@@ -481,25 +486,11 @@ fn a_cluster_on_tls_serves_through_every_process_and_refuses_peers_without_its_c
     std::fs::create_dir_all(&data).expect("data dir");
     let serve = Tabula::start_at_with(&data, &with_etcd);
     let rs = RegionServerProcess::start_with(&data, &etcd, &dir.path().join("rs.log"), &env);
-    wait_for(
-        "the coordinator seeing the regionserver",
-        Duration::from_secs(30),
-        || serve.log().contains("a regionserver joined"),
-    );
 
     // Tablets on both servers: rows written through the serve process reach the
     // regionserver's over TLS.
-    let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
-    let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
-        .iter()
-        .map(|k| k.as_bytes().to_vec())
-        .collect();
-    c2.create_table(table_desc(TABLE, vec![family("cf", None)]), splits)
-        .expect("createTable");
+    spread_table(&serve, &rs);
     let mut c = serve.client();
-    let servers = region_servers(&mut c);
-    let on_rs = servers.iter().filter(|s| **s == rs.name).count();
-    assert!((2..7).contains(&on_rs), "{servers:?} ({})", rs.name);
     put_rows(&mut c, TABLE, "cf:v", &loaded_rows());
     check_all(&mut c).expect("every row through the serve process");
 

@@ -42,6 +42,39 @@ pub(crate) struct Handoff {
     pub(crate) to: ReplyTo,
 }
 
+impl Handoff {
+    pub(crate) fn new(
+        writes: Vec<DeferredWrite>,
+        reply: Vec<u8>,
+        failure: FailureReply,
+        to: ReplyTo,
+    ) -> Handoff {
+        Handoff {
+            writes,
+            reply,
+            failure,
+            to,
+        }
+    }
+}
+
+impl FailureReply {
+    /// What answers `call` (its method and sequence id), sent in `protocol` and
+    /// delimited as `mode` says, if its writes fail to sync.
+    pub(crate) fn of(
+        (method, seqid): (&'static str, i32),
+        protocol: WireProtocol,
+        mode: WireMode,
+    ) -> FailureReply {
+        FailureReply {
+            protocol,
+            method,
+            seqid,
+            mode,
+        }
+    }
+}
+
 /// Where a handed-over reply goes once its writes are synced.
 pub(crate) enum ReplyTo {
     /// Sent on a framed or unframed connection's socket.

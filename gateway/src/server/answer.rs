@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use thrift::protocol::TMessageType;
 
-use tabula_storage::deferred::DeferScope;
+use tabula_storage::deferred::{DeferScope, DeferredWrite};
 
 use crate::server::ack::{ConnAck, FailureReply, Handoff, ReplyTo};
 use crate::server::call::protocol_error_reply;
@@ -97,43 +97,54 @@ impl CallSite<'_> {
         reply.clear();
         let prefix = frame_prefix_len(self.mode);
         reply.resize(prefix, 0);
-        let scope = route.deferrable.map(|_| DeferScope::enter());
-        let answered = self.shared.dispatcher.call_blocking(
-            self.connection,
-            protocol,
-            request,
-            self.runtime,
-            &mut reply,
+        let (answered, deferred) = run_deferring(
+            route,
+            || {
+                self.shared.dispatcher.call_blocking(
+                    self.connection,
+                    protocol,
+                    request,
+                    self.runtime,
+                    &mut reply,
+                )
+            },
+            |answered| matches!(answered, Ok(true)),
         );
-        // Writes a failed or oneway call deferred are completed when the scope
-        // drops; a reply's writes go to the acknowledger.
-        let deferred = match (&scope, &answered) {
-            (Some(scope), Ok(true)) => scope.take(),
-            _ => Vec::new(),
-        };
-        drop(scope);
         if !answered? {
             return Ok(Answer::Nothing(reply));
         }
         set_frame_length(self.mode, &mut reply)?;
         match route.deferrable {
-            Some((method, seqid)) if !deferred.is_empty() => {
-                self.shared.ack.hand_over(Handoff {
-                    writes: deferred,
-                    reply,
-                    failure: FailureReply {
-                        protocol,
-                        method,
-                        seqid,
-                        mode: self.mode,
-                    },
-                    to: ReplyTo::Connection(Arc::clone(self.ack)),
-                });
+            Some(call) if !deferred.is_empty() => {
+                let failure = FailureReply::of(call, protocol, self.mode);
+                let to = ReplyTo::Connection(Arc::clone(self.ack));
+                self.shared
+                    .ack
+                    .hand_over(Handoff::new(deferred, reply, failure, to));
                 Ok(Answer::HandedOver)
             }
             _ => Ok(Answer::Reply(reply)),
         }
     }
+}
+
+/// Runs `call`, in a deferral scope when `route` may defer its synced writes, and
+/// returns its outcome with the writes it deferred when `replied` says the outcome
+/// is a reply (they go to the acknowledger with it). Writes a failed or oneway
+/// call deferred are completed as the scope drops, before this returns.
+pub(crate) fn run_deferring<T>(
+    route: Route,
+    call: impl FnOnce() -> T,
+    replied: impl FnOnce(&T) -> bool,
+) -> (T, Vec<DeferredWrite>) {
+    let scope = route.deferrable.map(|_| DeferScope::enter());
+    let outcome = call();
+    let deferred = match &scope {
+        Some(scope) if replied(&outcome) => scope.take(),
+        _ => Vec::new(),
+    };
+    drop(scope);
+    (outcome, deferred)
 }
 
 /// Bytes a reply buffer starts with before the message: a frame's length.

@@ -19,13 +19,12 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use tabula_storage::deferred::DeferScope;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{oneshot, watch};
 
 use crate::server::ack::{FailureReply, Handoff, ReplyTo};
-use crate::server::answer::Route;
+use crate::server::answer::{run_deferring, Route};
 use crate::server::call::{protocol_error_reply, CallError, CallReply};
 use crate::server::conn::{stopped, ConnError, ConnShared, Peer};
 use crate::server::detect::{Transport, WireMode};
@@ -242,33 +241,27 @@ fn run_here(
     route: Route,
 ) -> Result<Here, Bytes> {
     let shared = &context.shared;
-    let scope = route.deferrable.map(|_| DeferScope::enter());
-    let outcome = shared
-        .dispatcher
-        .call_here(context.peer.id, protocol, message)?;
-    // Writes a failed call deferred are completed when the scope drops.
-    let deferred = match (&scope, &outcome) {
-        (Some(scope), Ok(CallReply::Message(_))) => scope.take(),
-        _ => Vec::new(),
-    };
-    drop(scope);
-    match (route.deferrable, outcome) {
-        (Some((method, seqid)), Ok(CallReply::Message(reply))) if !deferred.is_empty() => {
+    let (outcome, deferred) = run_deferring(
+        route,
+        || {
+            shared
+                .dispatcher
+                .call_here(context.peer.id, protocol, message)
+        },
+        |outcome| matches!(outcome, Ok(Ok(CallReply::Message(_)))),
+    );
+    match (route.deferrable, outcome?) {
+        (Some(call), Ok(CallReply::Message(reply))) if !deferred.is_empty() => {
             let (sender, receiver) = oneshot::channel();
-            shared.ack.hand_over(Handoff {
-                writes: deferred,
-                reply,
-                failure: FailureReply {
-                    protocol,
-                    method,
-                    seqid,
-                    mode: WireMode {
-                        transport: Transport::Http,
-                        protocol,
-                    },
-                },
-                to: ReplyTo::Waiter(sender),
-            });
+            let mode = WireMode {
+                transport: Transport::Http,
+                protocol,
+            };
+            let failure = FailureReply::of(call, protocol, mode);
+            let to = ReplyTo::Waiter(sender);
+            shared
+                .ack
+                .hand_over(Handoff::new(deferred, reply, failure, to));
             Ok(Here::HandedOver(receiver))
         }
         (_, outcome) => Ok(Here::Answered(outcome)),
