@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use tabula_storage::coding::{put_bytes, put_varint, Reader};
 use tabula_storage::{
-    BloomType, Compression, CompressionName, Durability, FamilySchema, KeepDeleted, TableSchema,
+    BloomType, Compression, CompressionName, Durability, FamilyExtras, FamilySchema, KeepDeleted,
+    TableSchema,
 };
 
 /// The namespace of tables named without one.
@@ -26,8 +27,73 @@ const VERSION: u8 = 1;
 /// whether it keeps deleted cells, version 4 the compression's name as the client
 /// gave it (older versions are still read: min versions 0, deleted cells not
 /// kept, compression named NONE or ZSTD), version 5 the table's durability (older
-/// versions: none set), version 6 each family's block size (older: the engine's).
-const TABLE_VERSION: u8 = 6;
+/// versions: none set), version 6 each family's block size (older: the engine's),
+/// version 7 the family settings kept for clients only (older: HBase's defaults).
+const TABLE_VERSION: u8 = 7;
+
+/// Bits of the flags byte of a family's [`FamilyExtras`].
+const CACHE_DATA_ON_WRITE: u8 = 1;
+const CACHE_INDEXES_ON_WRITE: u8 = 1 << 1;
+const CACHE_BLOOMS_ON_WRITE: u8 = 1 << 2;
+const EVICT_BLOCKS_ON_CLOSE: u8 = 1 << 3;
+const COMPRESS_TAGS: u8 = 1 << 4;
+
+fn put_extras(out: &mut Vec<u8>, e: &FamilyExtras) {
+    // Signed numbers as their two's-complement bits.
+    put_varint(out, u64::from(e.scope as u32));
+    put_varint(out, u64::from(e.dfs_replication as u16));
+    put_varint(out, u64::from(e.data_block_encoding as u32));
+    let flags = [
+        (e.cache_data_on_write, CACHE_DATA_ON_WRITE),
+        (e.cache_indexes_on_write, CACHE_INDEXES_ON_WRITE),
+        (e.cache_blooms_on_write, CACHE_BLOOMS_ON_WRITE),
+        (e.evict_blocks_on_close, EVICT_BLOCKS_ON_CLOSE),
+        (e.compress_tags, COMPRESS_TAGS),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .fold(0u8, |flags, (_, bit)| flags | bit);
+    out.push(flags);
+    put_varint(out, e.attributes.len() as u64);
+    for (k, v) in &e.attributes {
+        put_bytes(out, k);
+        put_bytes(out, v);
+    }
+    put_varint(out, e.configuration.len() as u64);
+    for (k, v) in &e.configuration {
+        put_bytes(out, k.as_bytes());
+        put_bytes(out, v.as_bytes());
+    }
+}
+
+fn read_extras(r: &mut Reader<'_>) -> Option<FamilyExtras> {
+    let scope = u32::try_from(r.varint()?).ok()? as i32;
+    let dfs_replication = u16::try_from(r.varint()?).ok()? as i16;
+    let data_block_encoding = u32::try_from(r.varint()?).ok()? as i32;
+    let flags = r.u8()?;
+    let mut attributes = BTreeMap::new();
+    for _ in 0..r.varint()? {
+        let k = Bytes::copy_from_slice(r.bytes()?);
+        attributes.insert(k, Bytes::copy_from_slice(r.bytes()?));
+    }
+    let mut configuration = BTreeMap::new();
+    for _ in 0..r.varint()? {
+        let k = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+        configuration.insert(k, String::from_utf8(r.bytes()?.to_vec()).ok()?);
+    }
+    Some(FamilyExtras {
+        scope,
+        dfs_replication,
+        data_block_encoding,
+        cache_data_on_write: flags & CACHE_DATA_ON_WRITE != 0,
+        cache_indexes_on_write: flags & CACHE_INDEXES_ON_WRITE != 0,
+        cache_blooms_on_write: flags & CACHE_BLOOMS_ON_WRITE != 0,
+        evict_blocks_on_close: flags & EVICT_BLOCKS_ON_CLOSE != 0,
+        compress_tags: flags & COMPRESS_TAGS != 0,
+        attributes,
+        configuration,
+    })
+}
 
 /// Everything stored about a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +157,7 @@ impl TableDescriptor {
             out.push(u8::from(f.block_cache));
             out.push(u8::from(f.in_memory));
             put_varint(&mut out, f.block_size.map_or(0, u64::from));
+            put_extras(&mut out, &f.extras);
         }
         out.push(match self.durability {
             None => 0,
@@ -171,6 +238,10 @@ impl TableDescriptor {
                 },
                 false => None,
             };
+            let extras = match version >= 7 {
+                true => read_extras(&mut r)?,
+                false => FamilyExtras::default(),
+            };
             families.push(FamilySchema {
                 name: fname,
                 max_versions,
@@ -183,6 +254,7 @@ impl TableDescriptor {
                 block_cache,
                 in_memory,
                 block_size,
+                extras,
             });
         }
         let durability = if version >= 5 {
@@ -397,6 +469,21 @@ mod tests {
                 FamilySchema::new(&b"s"[..]).compression_named(CompressionName::Snappy, 3),
                 FamilySchema {
                     block_size: Some(8 << 10),
+                    extras: FamilyExtras {
+                        scope: 1,
+                        dfs_replication: -1,
+                        data_block_encoding: 4,
+                        cache_data_on_write: true,
+                        evict_blocks_on_close: true,
+                        compress_tags: false,
+                        attributes: [(Bytes::from_static(b"OWNER"), Bytes::from_static(b"ops"))]
+                            .into_iter()
+                            .collect(),
+                        configuration: [("hbase.hstore.blockingStoreFiles".into(), "20".into())]
+                            .into_iter()
+                            .collect(),
+                        ..FamilyExtras::default()
+                    },
                     ..FamilySchema::new(&b"b"[..])
                 },
             ],

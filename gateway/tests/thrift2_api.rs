@@ -11,9 +11,9 @@ use common::*;
 use tabula_thrift::hbase::THbaseSyncClient;
 use tabula_thrift::hbase2::{
     TAccessControlEntity, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue,
-    TCompareOperator, TCompressionAlgorithm, TDeleteType, TIncrement, TKeepDeletedCells,
-    TLogQueryFilter, TMutation, TNamespaceDescriptor, TPermissionScope, TRowMutations,
-    TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
+    TCompareOperator, TCompressionAlgorithm, TDataBlockEncoding, TDeleteType, TIncrement,
+    TKeepDeletedCells, TLogQueryFilter, TMutation, TNamespaceDescriptor, TPermissionScope,
+    TRowMutations, TTHBaseServiceSyncClient, TThriftServerType, TTimeRange,
 };
 
 fn client2() -> Client2 {
@@ -757,12 +757,29 @@ fn min_versions_outlive_the_ttl() {
 }
 
 #[test]
-fn family_block_size_and_in_memory_are_stored_and_reported() {
+fn family_settings_are_stored_and_reported() {
     let mut c = client2();
     let name = unique("t2_blocksize");
     let mut small = family("s", None);
     small.block_size = Some(8192);
     small.in_memory = Some(true);
+    // Settings that change nothing here read back as written, as from HBase.
+    small.scope = Some(1);
+    small.dfs_replication = Some(2);
+    small.data_block_encoding = Some(TDataBlockEncoding::FAST_DIFF);
+    small.cache_data_on_write = Some(true);
+    small.evict_blocks_on_close = Some(true);
+    small.compress_tags = Some(false);
+    small.attributes = Some([(b"OWNER".to_vec(), b"ops".to_vec())].into_iter().collect());
+    small.configuration = Some(
+        [(
+            "hbase.hstore.blockingStoreFiles".to_string(),
+            "20".to_string(),
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let asked = small.clone();
     c.create_table(table_desc(&name, vec![small, family("d", None)]), vec![])
         .unwrap();
     // Families come back in name order: `d`, then `s`.
@@ -773,6 +790,43 @@ fn family_block_size_and_in_memory_are_stored_and_reported() {
         (Some(8192), Some(true))
     );
     assert_eq!((fams[0].block_size, fams[0].in_memory), (None, Some(false)));
+    let s = &fams[1];
+    assert_eq!(
+        (s.scope, s.dfs_replication, s.data_block_encoding),
+        (
+            asked.scope,
+            asked.dfs_replication,
+            asked.data_block_encoding
+        )
+    );
+    assert_eq!(
+        (
+            s.cache_data_on_write,
+            s.evict_blocks_on_close,
+            s.compress_tags
+        ),
+        (Some(true), Some(true), Some(false))
+    );
+    assert_eq!(
+        (&s.attributes, &s.configuration),
+        (&asked.attributes, &asked.configuration)
+    );
+    // Unset, HBase's defaults.
+    let d = &fams[0];
+    assert_eq!(
+        (
+            d.scope,
+            d.data_block_encoding,
+            d.compress_tags,
+            d.cache_data_on_write
+        ),
+        (
+            Some(0),
+            Some(TDataBlockEncoding::NONE),
+            Some(true),
+            Some(false)
+        )
+    );
     // Changed by modifyColumnFamily like any other setting.
     let mut changed = family("d", None);
     changed.block_size = Some(1 << 20);
@@ -789,6 +843,9 @@ fn family_block_size_and_in_memory_are_stored_and_reported() {
         bad.block_size = Some(size);
         tio(c.create_table(table_desc(&unique("t2_blocksize_bad"), vec![bad]), vec![]));
     }
+    let mut bad = family("b", None);
+    bad.data_block_encoding = Some(TDataBlockEncoding(5));
+    tio(c.create_table(table_desc(&unique("t2_encoding_bad"), vec![bad]), vec![]));
 }
 
 #[test]

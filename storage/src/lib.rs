@@ -46,7 +46,9 @@ pub use engine::{Engine, EngineOptions};
 pub use error::{Error, Result};
 pub use filter::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 pub use read::ReadOptions;
-pub use schema::{BloomType, Compression, CompressionName, FamilySchema, KeepDeleted, TableSchema};
+pub use schema::{
+    BloomType, Compression, CompressionName, FamilyExtras, FamilySchema, KeepDeleted, TableSchema,
+};
 pub use tablet::{
     CompareOp, Condition, LoadSplit, RowResult, ScanRequest, Tablet, TabletDescriptor,
     TabletScanner,

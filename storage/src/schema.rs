@@ -1,12 +1,53 @@
 //! Table and column-family settings the engine enforces.
 //!
 //! Owns: per-family garbage-collection and storage settings (max versions, TTL,
-//! compression, bloom filter, block caching) and their validation.
+//! compression, bloom filter, block caching) and their validation, and the
+//! family settings clients read back that change nothing here ([`FamilyExtras`]).
 //! Must not: know how schemas are stored or distributed (the coordinator owns that).
+
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+
+/// Family settings an HBase client sets and reads back that change nothing in
+/// this engine: the replication scope, HDFS replication, the data block encoding
+/// (HBase's enum number; blocks here are always prefix-compressed), the
+/// cache-on-write, evict-on-close and tag-compression flags, and the free-form
+/// attributes and configuration. Kept so a descriptor reads back as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyExtras {
+    pub scope: i32,
+    pub dfs_replication: i16,
+    pub data_block_encoding: i32,
+    pub cache_data_on_write: bool,
+    pub cache_indexes_on_write: bool,
+    pub cache_blooms_on_write: bool,
+    pub evict_blocks_on_close: bool,
+    pub compress_tags: bool,
+    pub attributes: BTreeMap<Bytes, Bytes>,
+    pub configuration: BTreeMap<String, String>,
+}
+
+impl Default for FamilyExtras {
+    /// HBase's defaults: scope 0, the file system's replication (0), no encoding,
+    /// no caching on write, tags compressed.
+    fn default() -> Self {
+        FamilyExtras {
+            scope: 0,
+            dfs_replication: 0,
+            data_block_encoding: 0,
+            cache_data_on_write: false,
+            cache_indexes_on_write: false,
+            cache_blooms_on_write: false,
+            evict_blocks_on_close: false,
+            compress_tags: true,
+            attributes: BTreeMap::new(),
+            configuration: BTreeMap::new(),
+        }
+    }
+}
 
 /// Block compression of a family's SSTables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,6 +162,8 @@ pub struct FamilySchema {
     /// HBase's BLOCKSIZE: the family's SSTable data block size in bytes
     /// ([`MIN_BLOCK_SIZE`]..=[`MAX_BLOCK_SIZE`]); `None`: the engine's.
     pub block_size: Option<u32>,
+    /// Settings kept for clients only.
+    pub extras: FamilyExtras,
 }
 
 /// Smallest family block size accepted (HBase's bound).
@@ -143,6 +186,7 @@ impl FamilySchema {
             block_cache: true,
             in_memory: false,
             block_size: None,
+            extras: FamilyExtras::default(),
         }
     }
 

@@ -13,13 +13,14 @@ use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::schema::{MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 use tabula_storage::tablet::CompareOp;
 use tabula_storage::{
-    BloomType, Cell, ColumnSelector, CompressionName, Durability, FamilySchema, KeepDeleted,
-    Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,
+    BloomType, Cell, ColumnSelector, CompressionName, Durability, FamilyExtras, FamilySchema,
+    KeepDeleted, Mutation, RowMutation, TimeRange, LATEST_TIMESTAMP,
 };
 use tabula_thrift::hbase2::{
     TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompareOperator,
-    TCompressionAlgorithm, TDelete, TDeleteType, TDurability, TGet, THRegionInfo, THRegionLocation,
-    TKeepDeletedCells, TPut, TResult, TScan, TServerName, TTableDescriptor, TTableName, TTimeRange,
+    TCompressionAlgorithm, TDataBlockEncoding, TDelete, TDeleteType, TDurability, TGet,
+    THRegionInfo, THRegionLocation, TKeepDeletedCells, TPut, TResult, TScan, TServerName,
+    TTableDescriptor, TTableName, TTimeRange,
 };
 
 use super::errors::{Thrift2Error, Thrift2Result};
@@ -546,15 +547,62 @@ pub fn family_from_descriptor(d: &TColumnFamilyDescriptor) -> Thrift2Result<Fami
                 })?,
         ),
     };
+    f.extras = extras_from_descriptor(d, &name)?;
     Ok(f)
+}
+
+/// The settings of `d` kept for clients only, HBase's defaults where unset.
+fn extras_from_descriptor(d: &TColumnFamilyDescriptor, name: &str) -> Thrift2Result<FamilyExtras> {
+    let defaults = FamilyExtras::default();
+    let data_block_encoding = match d.data_block_encoding {
+        None => defaults.data_block_encoding,
+        Some(e) if TDataBlockEncoding::ENUM_VALUES.contains(&e) => e.0,
+        Some(e) => {
+            return Err(Thrift2Error::Invalid(format!(
+                "unknown TDataBlockEncoding {} for column family {name}",
+                e.0
+            )))
+        }
+    };
+    Ok(FamilyExtras {
+        scope: d.scope.unwrap_or(defaults.scope),
+        dfs_replication: d.dfs_replication.unwrap_or(defaults.dfs_replication),
+        data_block_encoding,
+        cache_data_on_write: d
+            .cache_data_on_write
+            .unwrap_or(defaults.cache_data_on_write),
+        cache_indexes_on_write: d
+            .cache_indexes_on_write
+            .unwrap_or(defaults.cache_indexes_on_write),
+        cache_blooms_on_write: d
+            .cache_blooms_on_write
+            .unwrap_or(defaults.cache_blooms_on_write),
+        evict_blocks_on_close: d
+            .evict_blocks_on_close
+            .unwrap_or(defaults.evict_blocks_on_close),
+        compress_tags: d.compress_tags.unwrap_or(defaults.compress_tags),
+        attributes: d
+            .attributes
+            .iter()
+            .flatten()
+            .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
+            .collect(),
+        configuration: d.configuration.clone().unwrap_or_default(),
+    })
 }
 
 /// A family schema as HBase describes it.
 pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
     TColumnFamilyDescriptor {
         name: f.name.to_vec(),
-        attributes: Some(BTreeMap::new()),
-        configuration: Some(BTreeMap::new()),
+        attributes: Some(
+            f.extras
+                .attributes
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .collect(),
+        ),
+        configuration: Some(f.extras.configuration.clone()),
         block_size: f.block_size.and_then(|s| i32::try_from(s).ok()),
         bloomn_filter_type: Some(match f.bloom {
             BloomType::None => TBloomFilterType::NONE,
@@ -570,8 +618,8 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
             CompressionName::Bzip2 => TCompressionAlgorithm::BZIP2,
             CompressionName::Zstd => TCompressionAlgorithm::ZSTD,
         }),
-        dfs_replication: None,
-        data_block_encoding: None,
+        dfs_replication: Some(f.extras.dfs_replication),
+        data_block_encoding: Some(TDataBlockEncoding(f.extras.data_block_encoding)),
         keep_deleted_cells: Some(match f.keep_deleted {
             KeepDeleted::No => TKeepDeletedCells::FALSE,
             KeepDeleted::Yes => TKeepDeletedCells::TRUE,
@@ -579,17 +627,17 @@ pub fn descriptor_from_family(f: &FamilySchema) -> TColumnFamilyDescriptor {
         }),
         max_versions: Some(i32::try_from(f.max_versions).unwrap_or(i32::MAX)),
         min_versions: Some(i32::try_from(f.min_versions).unwrap_or(i32::MAX)),
-        scope: None,
+        scope: Some(f.extras.scope),
         time_to_live: Some(
             f.ttl_seconds
                 .map_or(TTL_FOREVER, |s| i32::try_from(s).unwrap_or(TTL_FOREVER)),
         ),
         block_cache_enabled: Some(f.block_cache),
-        cache_blooms_on_write: None,
-        cache_data_on_write: None,
-        cache_indexes_on_write: None,
-        compress_tags: None,
-        evict_blocks_on_close: None,
+        cache_blooms_on_write: Some(f.extras.cache_blooms_on_write),
+        cache_data_on_write: Some(f.extras.cache_data_on_write),
+        cache_indexes_on_write: Some(f.extras.cache_indexes_on_write),
+        compress_tags: Some(f.extras.compress_tags),
+        evict_blocks_on_close: Some(f.extras.evict_blocks_on_close),
         in_memory: Some(f.in_memory),
     }
 }
