@@ -515,6 +515,7 @@ mod tests {
                     enabled: true,
                     created_ms: 0,
                     durability: None,
+                    attributes: Default::default(),
                 };
                 let loc = TabletLocation {
                     table: b(table),

@@ -300,6 +300,7 @@ pub fn system_tables() -> Vec<TableDescriptor> {
             enabled: true,
             created_ms: 0,
             durability: None,
+            attributes: Default::default(),
         })
         .collect()
 }

@@ -28,8 +28,43 @@ const VERSION: u8 = 1;
 /// gave it (older versions are still read: min versions 0, deleted cells not
 /// kept, compression named NONE or ZSTD), version 5 the table's durability (older
 /// versions: none set), version 6 each family's block size (older: the engine's),
-/// version 7 the family settings kept for clients only (older: HBase's defaults).
-const TABLE_VERSION: u8 = 7;
+/// version 7 the family settings kept for clients only (older: HBase's defaults),
+/// version 8 the table's attributes (older: none).
+const TABLE_VERSION: u8 = 8;
+
+/// The table attribute naming the size past which its tablets split (HBase's
+/// MAX_FILESIZE, bytes as decimal digits), in place of the server's threshold.
+pub const MAX_FILESIZE: &[u8] = b"MAX_FILESIZE";
+
+/// The smallest `MAX_FILESIZE` accepted (HBase's sanity check: smaller would
+/// split a table into an unmanageable number of tablets).
+pub const MIN_MAX_FILESIZE: u64 = 2 << 20;
+
+/// Checks the table attributes this server obeys: `MAX_FILESIZE` must be a number
+/// of bytes, at least [`MIN_MAX_FILESIZE`].
+pub fn validate_attributes(attributes: &BTreeMap<Bytes, Bytes>) -> Result<(), String> {
+    let Some(value) = attributes.get(MAX_FILESIZE) else {
+        return Ok(());
+    };
+    let shown = String::from_utf8_lossy(value);
+    match shown.trim().parse::<u64>() {
+        Ok(size) if size >= MIN_MAX_FILESIZE => Ok(()),
+        Ok(size) => Err(format!(
+            "MAX_FILESIZE for table descriptor ({size}) is too small, which might cause over splitting into unmanageable number of regions (at least {MIN_MAX_FILESIZE} bytes)"
+        )),
+        Err(_) => Err(format!("MAX_FILESIZE must be a number of bytes, not '{shown}'")),
+    }
+}
+
+/// What a client sets on a table besides its families.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableSettings {
+    /// The commit-log mode of writes that name none (HBase's table DURABILITY;
+    /// `None` is USE_DEFAULT: a synced log).
+    pub durability: Option<Durability>,
+    /// HBase's table values (`MAX_FILESIZE`, `OWNER`, ...), read back as written.
+    pub attributes: BTreeMap<Bytes, Bytes>,
+}
 
 /// Bits of the flags byte of a family's [`FamilyExtras`].
 const CACHE_DATA_ON_WRITE: u8 = 1;
@@ -107,9 +142,31 @@ pub struct TableDescriptor {
     /// The commit-log mode of writes that name none (HBase's table DURABILITY;
     /// `None` is USE_DEFAULT: a synced log).
     pub durability: Option<Durability>,
+    /// HBase's table values, read back as written; [`MAX_FILESIZE`] is obeyed.
+    pub attributes: BTreeMap<Bytes, Bytes>,
 }
 
 impl TableDescriptor {
+    /// The size past which the table's tablets split, when its `MAX_FILESIZE`
+    /// attribute names one (a positive number of bytes).
+    pub fn max_file_size(&self) -> Option<u64> {
+        let value = self.attributes.get(MAX_FILESIZE)?;
+        std::str::from_utf8(value)
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|size| *size > 0)
+    }
+
+    /// The settings a client gave the table.
+    pub fn settings(&self) -> TableSettings {
+        TableSettings {
+            durability: self.durability,
+            attributes: self.attributes.clone(),
+        }
+    }
+
     /// The storage schema of the table.
     pub fn schema(&self) -> Result<TableSchema, tabula_storage::Error> {
         TableSchema::new(
@@ -166,6 +223,11 @@ impl TableDescriptor {
             Some(Durability::Sync) => 3,
             Some(Durability::Fsync) => 4,
         });
+        put_varint(&mut out, self.attributes.len() as u64);
+        for (k, v) in &self.attributes {
+            put_bytes(&mut out, k);
+            put_bytes(&mut out, v);
+        }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_be_bytes());
         out
@@ -269,12 +331,20 @@ impl TableDescriptor {
         } else {
             None
         };
+        let mut attributes = BTreeMap::new();
+        if version >= 8 {
+            for _ in 0..r.varint()? {
+                let k = Bytes::copy_from_slice(r.bytes()?);
+                attributes.insert(k, Bytes::copy_from_slice(r.bytes()?));
+            }
+        }
         (r.remaining() == 0).then_some(TableDescriptor {
             name,
             families,
             enabled,
             created_ms,
             durability,
+            attributes,
         })
     }
 }
@@ -490,7 +560,14 @@ mod tests {
             enabled: true,
             created_ms: 1234,
             durability: Some(Durability::Fsync),
+            attributes: [(
+                Bytes::from_static(MAX_FILESIZE),
+                Bytes::from_static(b"1024"),
+            )]
+            .into_iter()
+            .collect(),
         };
+        assert_eq!(d.max_file_size(), Some(1024));
         let enc = d.encode();
         assert_eq!(TableDescriptor::decode(&enc), Some(d.clone()));
         for durability in [
@@ -547,6 +624,27 @@ mod tests {
         // Written again, it is the current version and reads back the same.
         assert_eq!(d.encode()[4], TABLE_VERSION);
         assert_eq!(TableDescriptor::decode(&d.encode()), Some(d));
+    }
+
+    #[test]
+    fn max_filesize_must_be_a_number_of_at_least_two_megabytes() {
+        let attrs = |v: &'static [u8]| -> BTreeMap<Bytes, Bytes> {
+            [(Bytes::from_static(MAX_FILESIZE), Bytes::from_static(v))]
+                .into_iter()
+                .collect()
+        };
+        assert!(validate_attributes(&BTreeMap::new()).is_ok());
+        assert!(validate_attributes(&attrs(b"2097152")).is_ok());
+        assert!(validate_attributes(&attrs(b"10737418240")).is_ok());
+        assert!(validate_attributes(&attrs(b"2097151")).is_err());
+        assert!(validate_attributes(&attrs(b"10GB")).is_err());
+        let other: BTreeMap<Bytes, Bytes> = [(Bytes::from_static(b"OWNER"), Bytes::new())]
+            .into_iter()
+            .collect();
+        assert!(
+            validate_attributes(&other).is_ok(),
+            "others are not checked"
+        );
     }
 
     #[test]

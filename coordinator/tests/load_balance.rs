@@ -91,7 +91,12 @@ fn the_busiest_server_trades_a_hot_tablet_for_a_quiet_one() {
         .map(|k| Bytes::from_static(k.as_bytes()))
         .collect();
     coord
-        .create_table(TABLE, vec![FamilySchema::new(&b"f"[..])], splits, None)
+        .create_table(
+            TABLE,
+            vec![FamilySchema::new(&b"f"[..])],
+            splits,
+            Default::default(),
+        )
         .expect("table created");
     // Counts even first (catalog tablets count too), and a first reading of the
     // counters: no rates yet, so nothing moves for load.
@@ -234,7 +239,7 @@ fn a_tablet_too_hot_to_trade_is_split_and_a_half_moves() {
             TABLE,
             vec![FamilySchema::new(&b"f"[..])],
             vec![Bytes::from_static(b"m")],
-            None,
+            Default::default(),
         )
         .expect("table created");
     coord.balance().expect("balance");

@@ -196,7 +196,12 @@ fn many_tablets_spread_evenly_with_one_report_per_server() {
 
     let splits: Vec<Bytes> = (1..60).map(|i| Bytes::from(format!("row{i:03}"))).collect();
     coord
-        .create_table(TABLE, vec![FamilySchema::new(&b"f"[..])], splits, None)
+        .create_table(
+            TABLE,
+            vec![FamilySchema::new(&b"f"[..])],
+            splits,
+            Default::default(),
+        )
         .expect("table created");
     assert_eq!(
         reports_asked(&servers),

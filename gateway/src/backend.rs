@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
+use tabula_coordinator::tables::TableSettings;
 use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::tablet::{Condition, RowResult};
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
@@ -24,6 +25,8 @@ pub struct TableInfo {
     /// The commit-log mode of writes that name none (HBase's table DURABILITY;
     /// `None`: USE_DEFAULT, a synced log).
     pub durability: Option<Durability>,
+    /// HBase's table values (`MAX_FILESIZE`, ...), as the client set them.
+    pub attributes: std::collections::BTreeMap<Bytes, Bytes>,
 }
 
 /// One region (tablet) of a table, as HBase's region APIs describe it.
@@ -212,7 +215,7 @@ pub trait Backend: Send + Sync {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()>;
     /// The table must be disabled.
     fn delete_table(&self, name: &[u8]) -> BackendResult<()>;
@@ -230,7 +233,7 @@ pub trait Backend: Send + Sync {
         &self,
         table: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()>;
     /// Compacts a table, or one region when given a region name.
     fn compact(&self, table_or_region: &[u8], major: bool) -> BackendResult<()>;

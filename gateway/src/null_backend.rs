@@ -22,6 +22,7 @@ use crate::backend::{
     Backend, BackendError, BackendResult, NamespaceInfo, Permission, RegionInfo, TableInfo,
     TableScanner,
 };
+use tabula_coordinator::tables::TableSettings;
 
 /// Namespaces that always exist.
 const BUILT_IN_NAMESPACES: [&str; 2] = ["default", "hbase"];
@@ -184,7 +185,7 @@ impl Backend for NullBackend {
         name: &[u8],
         mut families: Vec<FamilySchema>,
         _split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()> {
         let mut tables = self.tables.lock();
         if tables.contains_key(name) {
@@ -198,7 +199,8 @@ impl Backend for NullBackend {
                 name,
                 families,
                 enabled: true,
-                durability,
+                durability: settings.durability,
+                attributes: settings.attributes,
             },
         );
         Ok(())
@@ -287,12 +289,13 @@ impl Backend for NullBackend {
         &self,
         table: &[u8],
         mut families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()> {
         self.with_table(table, |t| {
             families.sort_by(|a, b| a.name.cmp(&b.name));
             t.families = families;
-            t.durability = durability;
+            t.durability = settings.durability;
+            t.attributes = settings.attributes;
             Ok(())
         })
     }
@@ -441,10 +444,10 @@ mod tests {
     #[test]
     fn tables_can_be_created_listed_and_dropped() {
         let b = NullBackend::new(10);
-        b.create_table(b"t", vec![family("cf")], vec![], None)
+        b.create_table(b"t", vec![family("cf")], vec![], Default::default())
             .unwrap();
         assert!(matches!(
-            b.create_table(b"t", vec![family("cf")], vec![], None),
+            b.create_table(b"t", vec![family("cf")], vec![], Default::default()),
             Err(BackendError::TableExists(_))
         ));
         assert_eq!(b.list_tables().unwrap().len(), 1);
@@ -468,8 +471,13 @@ mod tests {
     #[test]
     fn gets_return_one_fixed_size_cell_per_column() {
         let b = NullBackend::new(1000);
-        b.create_table(b"t", vec![family("a"), family("b")], vec![], None)
-            .unwrap();
+        b.create_table(
+            b"t",
+            vec![family("a"), family("b")],
+            vec![],
+            Default::default(),
+        )
+        .unwrap();
         let row = Bytes::from_static(b"r");
         let spec = ReadSpec {
             columns: vec![ColumnSelector::Column(

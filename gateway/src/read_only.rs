@@ -17,6 +17,7 @@ use crate::backend::{
     Backend, BackendError, BackendResult, NamespaceInfo, Permission, RegionInfo, TableInfo,
     TableScanner,
 };
+use tabula_coordinator::tables::TableSettings;
 
 /// What a refused call hears (HBase's DoNotRetryIOException message).
 pub const READ_ONLY_MESSAGE: &str = "Thrift Server is in Read-only mode.";
@@ -81,7 +82,7 @@ impl Backend for ReadOnlyBackend {
         _name: &[u8],
         _families: Vec<FamilySchema>,
         _split_keys: Vec<Bytes>,
-        _durability: Option<Durability>,
+        _settings: TableSettings,
     ) -> BackendResult<()> {
         refused()
     }
@@ -118,7 +119,7 @@ impl Backend for ReadOnlyBackend {
         &self,
         _table: &[u8],
         _families: Vec<FamilySchema>,
-        _durability: Option<Durability>,
+        _settings: TableSettings,
     ) -> BackendResult<()> {
         refused()
     }

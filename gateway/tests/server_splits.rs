@@ -8,8 +8,10 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::t2::{family, table_desc, tname};
 use common::*;
 use tabula_thrift::hbase::{BatchMutation, THbaseSyncClient};
+use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
 
 const ROWS: usize = 3_000;
 const VALUE_BYTES: usize = 2_000;
@@ -83,6 +85,73 @@ fn check_every_row(client: &mut Client, table: &[u8]) {
     }
 }
 
+/// Writes every row of `table` in batches of 100.
+fn write_rows(c: &mut Client, table: &[u8]) {
+    for chunk in (0..ROWS).collect::<Vec<_>>().chunks(100) {
+        let batch = chunk
+            .iter()
+            .map(|&i| BatchMutation::new(row(i).into_bytes(), vec![put_m("cf:v", &value(i))]))
+            .collect();
+        c.mutate_rows(table.to_vec(), batch, no_attrs())
+            .expect("mutateRows");
+    }
+}
+
+#[test]
+fn a_tables_max_filesize_sets_its_own_split_size() {
+    // The server never splits (threshold 0); a table whose MAX_FILESIZE is 2 MiB
+    // splits as it grows past it, the other table does not.
+    let server = Tabula::start_with(&[
+        ("TABULA_SPLIT_THRESHOLD_MB", "0"),
+        ("TABULA_MEMTABLE_SIZE_MB", "1"),
+        ("TABULA_BLOCK_SIZE_KB", "4"),
+        ("TABULA_MAINTENANCE_INTERVAL_SECS", "1"),
+    ]);
+    let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+    let mut sized = table_desc(b"sized", vec![family("cf", None)]);
+    sized.attributes = Some(
+        [(b"MAX_FILESIZE".to_vec(), b"2097152".to_vec())]
+            .into_iter()
+            .collect(),
+    );
+    c2.create_table(sized, Vec::new())
+        .expect("createTable sized");
+    c2.create_table(table_desc(b"plain", vec![family("cf", None)]), Vec::new())
+        .expect("createTable plain");
+    let attributes = c2
+        .get_table_descriptor(tname(b"sized"))
+        .expect("descriptor")
+        .attributes
+        .unwrap_or_default();
+    assert_eq!(
+        attributes
+            .get(b"MAX_FILESIZE".as_slice())
+            .map(Vec::as_slice),
+        Some(b"2097152".as_slice()),
+        "the attribute reads back"
+    );
+    // Too small or not a number: refused as HBase's sanity checks refuse it.
+    for bad in [b"1048576".to_vec(), b"2GB".to_vec()] {
+        let mut desc = table_desc(b"refused", vec![family("cf", None)]);
+        desc.attributes = Some([(b"MAX_FILESIZE".to_vec(), bad)].into_iter().collect());
+        assert!(c2.create_table(desc, Vec::new()).is_err());
+    }
+
+    let mut c = server.client();
+    write_rows(&mut c, b"sized");
+    write_rows(&mut c, b"plain");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while regions(&mut c, b"sized") < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(regions(&mut c, b"sized") >= 2, "{}", server.log());
+    // Several more rounds: the other table, as large, stays whole.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(regions(&mut c, b"plain"), 1);
+    check_every_row(&mut c, b"sized");
+    check_every_row(&mut c, b"plain");
+}
+
 #[test]
 fn a_growing_table_splits_and_retired_parents_are_collected() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -92,14 +161,7 @@ fn a_growing_table_splits_and_retired_parents_are_collected() {
         let server = Tabula::start_at_with(&data, SETTINGS);
         let mut c = server.client();
         create(&mut c, &table, &["cf"]);
-        for chunk in (0..ROWS).collect::<Vec<_>>().chunks(100) {
-            let batch = chunk
-                .iter()
-                .map(|&i| BatchMutation::new(row(i).into_bytes(), vec![put_m("cf:v", &value(i))]))
-                .collect();
-            c.mutate_rows(table.clone(), batch, no_attrs())
-                .expect("mutateRows");
-        }
+        write_rows(&mut c, &table);
 
         // Splits happen in the coordinator's maintenance rounds; then the children
         // compact and the next round collects the parents. Every tablet directory

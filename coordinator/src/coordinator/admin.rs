@@ -10,14 +10,15 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use tabula_storage::tablet::TabletDescriptor;
-use tabula_storage::{Durability, FamilySchema, TableSchema};
+use tabula_storage::{FamilySchema, TableSchema};
 
 use crate::catalog::{self, TabletLocation};
 use crate::directory::{self, NAMESPACES_PREFIX, PERMISSIONS_PREFIX};
 use crate::lock::Txn;
 use crate::tables::{
-    canonical_name, encode_split_plan, split_name, validate_namespace, validate_table_name,
-    NamespaceDescriptor, TableDescriptor, DEFAULT_NAMESPACE, SYSTEM_NAMESPACE,
+    canonical_name, encode_split_plan, split_name, validate_attributes, validate_namespace,
+    validate_table_name, NamespaceDescriptor, TableDescriptor, TableSettings, DEFAULT_NAMESPACE,
+    SYSTEM_NAMESPACE,
 };
 
 use super::{
@@ -96,16 +97,18 @@ impl Coordinator {
 
     // ------------------------------------------------------------ tables
 
-    /// Creates a table with one tablet per split key + 1, enabled, whose writes
-    /// that name no durability get `durability` (`None`: a synced log).
+    /// Creates a table with one tablet per split key + 1, enabled, with
+    /// `settings` (its writes that name no durability get the settings' durability,
+    /// `None`: a synced log).
     pub fn create_table(
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
         mut split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
         validate_table_name(name).map_err(CoordError::InvalidArgument)?;
+        validate_attributes(&settings.attributes).map_err(CoordError::InvalidArgument)?;
         let name = canonical_name(name);
         let (ns, _) = split_name(&name);
         let ns = shown(ns);
@@ -141,7 +144,8 @@ impl Coordinator {
             families: schema.families().to_vec(),
             enabled: true,
             created_ms: now_ms(),
-            durability,
+            durability: settings.durability,
+            attributes: settings.attributes,
         };
         // The descriptor and the plan of its first tablets in one write: a restart
         // after a crash midway finishes the plan (see `repair_catalog`).
@@ -384,16 +388,19 @@ impl Coordinator {
         })
     }
 
-    /// Replaces the family list and the durability of writes that name none.
+    /// Replaces the family list, the durability of writes that name none and the
+    /// attributes.
     pub fn modify_table(
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
+        validate_attributes(&settings.attributes).map_err(CoordError::InvalidArgument)?;
         self.change_families(name, |t, _| {
             t.families = families;
-            t.durability = durability;
+            t.durability = settings.durability;
+            t.attributes = settings.attributes;
             Ok(())
         })
     }

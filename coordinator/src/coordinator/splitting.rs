@@ -5,6 +5,8 @@
 //! Must not: choose a split for load (`balancing` does) or repair a split stopped
 //! half-way (`assignment` does, at start-up).
 
+use std::collections::HashMap;
+
 use bytes::Bytes;
 use tabula_regionserver::{RsError, TabletService};
 
@@ -13,18 +15,32 @@ use crate::catalog::{TabletLocation, FIRST_USER_TABLET_ID};
 use super::{shown, CoordResult, Coordinator};
 
 impl Coordinator {
-    /// Splits user tablets that grew past the threshold. Returns how many split.
+    /// Splits user tablets that grew past their table's threshold: its
+    /// `MAX_FILESIZE`, else the server's (0: never). Returns how many split.
     pub fn split_large_tablets(&self) -> CoordResult<usize> {
-        if self.opts.split_threshold_bytes == 0 {
+        let thresholds: HashMap<Bytes, u64> = self
+            .tables()
+            .into_iter()
+            .map(|t| {
+                let threshold = t.max_file_size().unwrap_or(self.opts.split_threshold_bytes);
+                (t.name, threshold)
+            })
+            .collect();
+        let Some(smallest) = thresholds.values().copied().filter(|t| *t > 0).min() else {
             return Ok(0);
-        }
+        };
         let mut splits = 0;
         let servers = self.servers();
         for server in servers {
             for report in server.report() {
-                if report.tablet < FIRST_USER_TABLET_ID
-                    || report.stats.file_bytes < self.opts.split_threshold_bytes
-                {
+                if report.tablet < FIRST_USER_TABLET_ID || report.stats.file_bytes < smallest {
+                    continue;
+                }
+                let Some(location) = self.find_user_tablet(report.tablet)? else {
+                    continue;
+                };
+                let threshold = thresholds.get(&location.table).copied().unwrap_or(0);
+                if threshold == 0 || report.stats.file_bytes < threshold {
                     continue;
                 }
                 match self.split_tablet(server.as_ref(), report.tablet, None) {
@@ -98,7 +114,7 @@ impl Coordinator {
         Ok(Some([outcome.left.id, outcome.right.id]))
     }
 
-    fn find_user_tablet(&self, tablet: u64) -> CoordResult<Option<TabletLocation>> {
+    pub(super) fn find_user_tablet(&self, tablet: u64) -> CoordResult<Option<TabletLocation>> {
         for t in self.tables() {
             if let Some(loc) = self
                 .table_tablets(&t.name)?

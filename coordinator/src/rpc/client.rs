@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tabula_regionserver::rpc::tls::{endpoint, ClusterTls};
-use tabula_storage::{Durability, FamilySchema};
+use tabula_storage::FamilySchema;
 use tokio::runtime::{Handle, Runtime};
 use tonic::transport::Channel;
 
@@ -23,7 +23,7 @@ use super::pb::admin_call::Call;
 use super::pb::coordinator_admin_client::CoordinatorAdminClient;
 use crate::catalog::TabletLocation;
 use crate::coordinator::{CoordError, CoordResult};
-use crate::tables::{NamespaceDescriptor, TableDescriptor};
+use crate::tables::{NamespaceDescriptor, TableDescriptor, TableSettings};
 
 /// How long an admin call may take: creating a table with many split keys, or a
 /// major compaction the call waits for.
@@ -57,21 +57,24 @@ fn unreachable(address: &str, why: impl std::fmt::Display, retry: bool) -> Coord
 /// A family change's wire form: a descriptor of `table` holding `family` only.
 fn family_change(table: &[u8], family: FamilySchema) -> pb::FamilyChange {
     pb::FamilyChange {
-        descriptor: descriptor(table, vec![family], None).encode().into(),
+        descriptor: descriptor(table, vec![family], TableSettings::default())
+            .encode()
+            .into(),
     }
 }
 
 fn descriptor(
     table: &[u8],
     families: Vec<FamilySchema>,
-    durability: Option<Durability>,
+    settings: TableSettings,
 ) -> TableDescriptor {
     TableDescriptor {
         name: Bytes::copy_from_slice(table),
         families,
         enabled: true,
         created_ms: 0,
-        durability,
+        durability: settings.durability,
+        attributes: settings.attributes,
     }
 }
 
@@ -160,10 +163,10 @@ impl RemoteCoordinator {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
         self.run(Call::CreateTable(pb::CreateTable {
-            descriptor: descriptor(name, families, durability).encode().into(),
+            descriptor: descriptor(name, families, settings).encode().into(),
             split_keys,
         }))
     }
@@ -206,10 +209,10 @@ impl RemoteCoordinator {
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
         self.run(Call::ModifyTable(
-            descriptor(name, families, durability).encode().into(),
+            descriptor(name, families, settings).encode().into(),
         ))
     }
 

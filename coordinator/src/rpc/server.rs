@@ -59,7 +59,8 @@ fn run(c: &Coordinator, call: Call) -> CoordResult<()> {
         Call::DeleteNamespace(name) => c.delete_namespace(&name),
         Call::CreateTable(create) => {
             let t = table_descriptor(&create.descriptor)?;
-            c.create_table(&t.name, t.families, create.split_keys, t.durability)
+            let settings = t.settings();
+            c.create_table(&t.name, t.families, create.split_keys, settings)
         }
         Call::DeleteTable(name) => c.delete_table(&name),
         Call::TruncateTable(t) => c.truncate_table(&t.table, t.preserve_splits),
@@ -76,7 +77,8 @@ fn run(c: &Coordinator, call: Call) -> CoordResult<()> {
         Call::DeleteFamily(d) => c.delete_family(&d.table, &d.family),
         Call::ModifyTable(descriptor) => {
             let t = table_descriptor(&descriptor)?;
-            c.modify_table(&t.name, t.families, t.durability)
+            let settings = t.settings();
+            c.modify_table(&t.name, t.families, settings)
         }
         Call::CompactTable(t) => c.compact_table(&t.table, t.major),
         Call::CompactTablet(t) => c.compact_tablet(

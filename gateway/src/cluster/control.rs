@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use tabula_coordinator::catalog::TabletLocation;
+use tabula_coordinator::tables::TableSettings;
 use tabula_coordinator::tables::{NamespaceDescriptor, TableDescriptor};
 use tabula_coordinator::{CoordResult, Coordinator, ServerRef};
 use tabula_regionserver::TabletService;
@@ -58,7 +59,7 @@ pub trait Control: Send + Sync {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()>;
     fn delete_table(&self, name: &[u8]) -> CoordResult<()>;
     fn truncate_table(&self, name: &[u8], preserve_splits: bool) -> CoordResult<()>;
@@ -71,7 +72,7 @@ pub trait Control: Send + Sync {
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()>;
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()>;
     fn compact_tablet(&self, loc: &TabletLocation, major: bool) -> CoordResult<()>;
@@ -134,9 +135,9 @@ impl Control for Coordinator {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
-        Coordinator::create_table(self, name, families, split_keys, durability)
+        Coordinator::create_table(self, name, families, split_keys, settings)
     }
     fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
         Coordinator::delete_table(self, name)
@@ -163,9 +164,9 @@ impl Control for Coordinator {
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
-        Coordinator::modify_table(self, name, families, durability)
+        Coordinator::modify_table(self, name, families, settings)
     }
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()> {
         Coordinator::compact_table(self, name, major)

@@ -35,6 +35,7 @@ use crate::backend::{
 use retry::{Backoff, Resend};
 use router::Router;
 use scanner::ClusterScanner;
+use tabula_coordinator::tables::TableSettings;
 
 /// The backend of one cluster.
 pub struct ClusterBackend {
@@ -170,6 +171,7 @@ fn table_info(t: &TableDescriptor) -> TableInfo {
         families: t.families.clone(),
         enabled: t.enabled,
         durability: t.durability,
+        attributes: t.attributes.clone(),
     }
 }
 
@@ -383,10 +385,10 @@ impl Backend for ClusterBackend {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()> {
         self.coordinator
-            .create_table(name, families, split_keys, durability)
+            .create_table(name, families, split_keys, settings)
             .map_err(coord_error)
     }
 
@@ -438,10 +440,10 @@ impl Backend for ClusterBackend {
         &self,
         table: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> BackendResult<()> {
         self.coordinator
-            .modify_table(table, families, durability)
+            .modify_table(table, families, settings)
             .map_err(coord_error)
     }
 

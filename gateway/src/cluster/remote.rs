@@ -32,6 +32,7 @@ use tabula_storage::{Durability, FamilySchema};
 
 use super::control::Control;
 use crate::membership;
+use tabula_coordinator::tables::TableSettings;
 
 /// How often the cluster is read again without a change notice.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -254,9 +255,9 @@ impl Control for RemoteControl {
         name: &[u8],
         families: Vec<FamilySchema>,
         split_keys: Vec<Bytes>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
-        self.admin(|c| c.create_table(name, families.clone(), split_keys.clone(), durability))
+        self.admin(|c| c.create_table(name, families.clone(), split_keys.clone(), settings.clone()))
     }
     fn delete_table(&self, name: &[u8]) -> CoordResult<()> {
         self.admin(|c| c.delete_table(name))
@@ -283,9 +284,9 @@ impl Control for RemoteControl {
         &self,
         name: &[u8],
         families: Vec<FamilySchema>,
-        durability: Option<Durability>,
+        settings: TableSettings,
     ) -> CoordResult<()> {
-        self.admin(|c| c.modify_table(name, families.clone(), durability))
+        self.admin(|c| c.modify_table(name, families.clone(), settings.clone()))
     }
     fn compact_table(&self, name: &[u8], major: bool) -> CoordResult<()> {
         self.admin(|c| c.compact_table(name, major))

@@ -97,7 +97,10 @@ impl Thrift1Handler {
                 String::from_utf8_lossy(table)
             )));
         }
-        match self.backend.create_table(table, families, Vec::new(), None) {
+        match self
+            .backend
+            .create_table(table, families, Vec::new(), Default::default())
+        {
             Ok(()) => Ok(()),
             Err(BackendError::TableExists(_)) => Err(Thrift1Error::AlreadyExists),
             Err(BackendError::InvalidArgument(m)) => Err(Thrift1Error::IllegalArgument(format!(

@@ -262,7 +262,12 @@ mod tests {
     fn backend_with_table() -> Arc<dyn Backend> {
         let backend = NullBackend::new(8);
         backend
-            .create_table(b"t", vec![FamilySchema::new(&b"f"[..])], Vec::new(), None)
+            .create_table(
+                b"t",
+                vec![FamilySchema::new(&b"f"[..])],
+                Vec::new(),
+                Default::default(),
+            )
             .unwrap();
         Arc::new(backend)
     }

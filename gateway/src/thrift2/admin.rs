@@ -17,8 +17,8 @@ use tabula_thrift::hbase2::{
 };
 
 use super::convert::{
-    durability, family_from_descriptor, namespace_of, region_location, table_descriptor,
-    table_name, ttable_name, DEFAULT_NAMESPACE,
+    family_from_descriptor, namespace_of, region_location, table_descriptor, table_name,
+    table_settings, ttable_name, DEFAULT_NAMESPACE,
 };
 use super::errors::{Thrift2Error, Thrift2Result};
 use super::Thrift2Handler;
@@ -174,7 +174,7 @@ impl Thrift2Handler {
         let splits = split_keys.into_iter().map(Bytes::from).collect();
         Ok(self
             .backend
-            .create_table(&name, families, splits, durability(desc.durability))?)
+            .create_table(&name, families, splits, table_settings(desc))?)
     }
 
     /// deleteTable: the table must be disabled.
@@ -259,7 +259,7 @@ impl Thrift2Handler {
         Ok(self.backend.delete_family(&table_name(name)?, family)?)
     }
 
-    /// modifyTable: the descriptor's families and durability replace the table's
+    /// modifyTable: the descriptor's families, durability and attributes replace the table's
     /// (an unset durability is USE_DEFAULT, as HBase's whole new descriptor).
     pub fn modify_table(&self, desc: &TTableDescriptor) -> Thrift2Result<()> {
         let name = table_name(&desc.table_name)?;
@@ -278,7 +278,7 @@ impl Thrift2Handler {
         }
         Ok(self
             .backend
-            .modify_table(&name, families, durability(desc.durability))?)
+            .modify_table(&name, families, table_settings(desc))?)
     }
 
     /// getRegionLocation: the region holding `row` and its server.

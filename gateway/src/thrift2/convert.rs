@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
+use tabula_coordinator::tables::TableSettings;
 use tabula_regionserver::filter::parse_filter;
 use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::schema::{MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
@@ -82,6 +83,19 @@ pub fn namespace_of(name: &[u8]) -> String {
 /// values this server does not know): the table's durability then, a synced log
 /// unless the table says otherwise. SYNC_WAL's wait is an fsync or, with the
 /// server's `log_fsync` off, a write to the OS.
+/// A table descriptor's durability and attributes.
+pub fn table_settings(desc: &TTableDescriptor) -> TableSettings {
+    TableSettings {
+        durability: durability(desc.durability),
+        attributes: desc
+            .attributes
+            .iter()
+            .flatten()
+            .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
+            .collect(),
+    }
+}
+
 pub fn durability(d: Option<TDurability>) -> Option<Durability> {
     match d {
         Some(TDurability::SKIP_WAL) => Some(Durability::Skip),
@@ -650,7 +664,10 @@ pub fn table_descriptor(t: &TableInfo) -> TTableDescriptor {
             .iter()
             .map(descriptor_from_family)
             .collect::<Vec<_>>(),
-        BTreeMap::new(),
+        t.attributes
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect::<BTreeMap<_, _>>(),
         tdurability(t.durability),
     )
 }
