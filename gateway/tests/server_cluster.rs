@@ -193,13 +193,19 @@ fn spread_table(serve: &Tabula, rs: &RegionServerProcess) {
     );
 }
 
-fn cluster_with_rows() -> Cluster {
+/// etcd, a temporary directory and `tabula serve` on etcd with its data in the
+/// directory's `data`.
+fn serve_on_etcd() -> (EtcdServer, tempfile::TempDir, std::path::PathBuf, Tabula) {
     let etcd = EtcdServer::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).expect("data dir");
-    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
-    let serve = Tabula::start_at_with(&data, &env);
+    let serve = Tabula::start_at_with(&data, &[("TABULA_ETCD_ENDPOINTS", etcd.url())]);
+    (etcd, dir, data, serve)
+}
+
+fn cluster_with_rows() -> Cluster {
+    let (etcd, dir, data, serve) = serve_on_etcd();
     let rs = RegionServerProcess::start(&data, &etcd, &dir.path().join("rs.log"));
     spread_table(&serve, &rs);
     let mut c = serve.client();
@@ -315,12 +321,7 @@ fn a_restarted_coordinator_keeps_the_tablets_a_live_regionserver_serves() {
 
 #[test]
 fn tablets_move_to_a_regionserver_that_joins() {
-    let etcd = EtcdServer::start();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).expect("data dir");
-    let env = [("TABULA_ETCD_ENDPOINTS", etcd.url())];
-    let serve = Tabula::start_at_with(&data, &env);
+    let (etcd, dir, data, serve) = serve_on_etcd();
     let mut c2 = serve.client2(Framing::Buffered, Protocol::Binary);
     let splits: Vec<Vec<u8>> = ["e", "i", "m", "q", "u", "y"]
         .iter()
