@@ -30,6 +30,7 @@ import tabula.compat.thrift2.TAccessControlEntity;
 import tabula.compat.thrift2.TBloomFilterType;
 import tabula.compat.thrift2.TColumnFamilyDescriptor;
 import tabula.compat.thrift2.TCompressionAlgorithm;
+import tabula.compat.thrift2.TDataBlockEncoding;
 import tabula.compat.thrift2.THRegionLocation;
 import tabula.compat.thrift2.TDelete;
 import tabula.compat.thrift2.TIOError;
@@ -105,6 +106,36 @@ final class Thrift2AdminChecks {
             eq("cf2 maxVersions (HBase default 1)", 1, g2.getMaxVersions());
             eq("cf2 timeToLive (forever)", Integer.MAX_VALUE, g2.getTimeToLive());
             eq("cf2 inMemory", false, g2.isInMemory());
+        });
+
+        s.thrift2("t2.createTable.settings_read_back_as_written", c -> {
+            String t = c.table();
+            TColumnFamilyDescriptor cf1 = family("cf1", 3);
+            cf1.setBlockSize(16384);
+            cf1.setDataBlockEncoding(TDataBlockEncoding.FAST_DIFF);
+            cf1.setScope(1);
+            cf1.setCacheDataOnWrite(true);
+            cf1.setConfiguration(Map.of("hbase.hstore.blockingStoreFiles", "20"));
+            TTableDescriptor desc = new TTableDescriptor(tn(t));
+            desc.setColumns(List.of(cf1));
+            desc.setAttributes(Map.of(bb("MAX_FILESIZE"), bb("10737418240"), bb("OWNER"), bb("ops")));
+            c.t2().createTable(desc, List.of());
+            TTableDescriptor d = c.t2().getTableDescriptor(tn(t));
+            Map<String, String> attributes = new TreeMap<>();
+            for (Map.Entry<java.nio.ByteBuffer, java.nio.ByteBuffer> e : d.getAttributes().entrySet()) {
+                attributes.put(str(e.getKey()), str(e.getValue()));
+            }
+            eq("table attributes", Map.of("MAX_FILESIZE", "10737418240", "OWNER", "ops"), attributes);
+            TColumnFamilyDescriptor g1 = families(d).get("cf1");
+            eq("cf1 blockSize", 16384, g1.getBlockSize());
+            eq("cf1 dataBlockEncoding", TDataBlockEncoding.FAST_DIFF, g1.getDataBlockEncoding());
+            eq("cf1 scope", 1, g1.getScope());
+            eq("cf1 cacheDataOnWrite", true, g1.isCacheDataOnWrite());
+            eq("cf1 configuration", Map.of("hbase.hstore.blockingStoreFiles", "20"), g1.getConfiguration());
+            TTableDescriptor small = new TTableDescriptor(tn(c.table()));
+            small.setColumns(List.of(family("cf1", 1)));
+            small.setAttributes(Map.of(bb("MAX_FILESIZE"), bb("1024")));
+            expect(TIOError.class, "a MAX_FILESIZE under 2 MB", () -> c.t2().createTable(small, List.of()));
         });
 
         s.thrift2("t2.createTable.min_versions_and_keep_deleted_cells", c -> {
