@@ -585,6 +585,15 @@ impl Coordinator {
             .map(|t| t.enabled)
     }
 
+    /// Whether a user table is enabled and whether it refuses changes; `None`
+    /// when there is no such table. Copies nothing.
+    pub fn table_state(&self, name: &[u8]) -> Option<crate::tables::TableState> {
+        self.tables
+            .load()
+            .get(canonical_slice(name))
+            .map(|t| t.state())
+    }
+
     /// The durability a user table gives writes that name none (`Some(None)`:
     /// USE_DEFAULT); `None` when there is no such table. Copies nothing.
     pub fn table_durability(&self, name: &[u8]) -> Option<Option<tabula_storage::Durability>> {

@@ -36,6 +36,18 @@ const TABLE_VERSION: u8 = 8;
 /// MAX_FILESIZE, bytes as decimal digits), in place of the server's threshold.
 pub const MAX_FILESIZE: &[u8] = b"MAX_FILESIZE";
 
+/// The table attribute that makes a table refuse changes to its rows (HBase's
+/// READONLY: `true`, any case).
+pub const READONLY: &[u8] = b"READONLY";
+
+/// What every data call needs to know of a table: whether it is enabled, and
+/// whether it refuses changes to its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableState {
+    pub enabled: bool,
+    pub read_only: bool,
+}
+
 /// The smallest `MAX_FILESIZE` accepted (HBase's sanity check: smaller would
 /// split a table into an unmanageable number of tablets).
 pub const MIN_MAX_FILESIZE: u64 = 2 << 20;
@@ -157,6 +169,21 @@ impl TableDescriptor {
             .parse::<u64>()
             .ok()
             .filter(|size| *size > 0)
+    }
+
+    /// Whether the table refuses changes to its rows (its `READONLY` attribute).
+    pub fn read_only(&self) -> bool {
+        self.attributes
+            .get(READONLY)
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"true"))
+    }
+
+    /// What data calls need to know of the table.
+    pub fn state(&self) -> TableState {
+        TableState {
+            enabled: self.enabled,
+            read_only: self.read_only(),
+        }
     }
 
     /// The settings a client gave the table.

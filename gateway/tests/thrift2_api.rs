@@ -849,6 +849,66 @@ fn family_settings_are_stored_and_reported() {
 }
 
 #[test]
+fn a_readonly_table_serves_reads_and_refuses_changes_until_altered_back() {
+    let mut c = client2();
+    let name = unique("t2_readonly");
+    let mut desc = table_desc(&name, vec![family("cf", Some(3))]);
+    c.create_table(desc.clone(), vec![]).unwrap();
+    c.put(name.clone(), tput("r", &[("cf:q", "before")], None))
+        .unwrap();
+    // HBase's `alter 't', READONLY => true`: a whole new descriptor.
+    desc.attributes = Some(
+        [(b"READONLY".to_vec(), b"true".to_vec())]
+            .into_iter()
+            .collect(),
+    );
+    c.modify_table(desc.clone()).unwrap();
+    let refused = tio(c.put(name.clone(), tput("r", &[("cf:q", "after")], None)));
+    assert!(
+        refused
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .contains("read only"),
+        "{refused:?}"
+    );
+    assert_eq!(refused.can_retry, Some(false));
+    let one = TColumnIncrement::new(b"cf".to_vec(), b"n".to_vec(), 1);
+    let inc = TIncrement::new(b"r".to_vec(), vec![one], None, None, None, None);
+    tio(c.increment(name.clone(), inc));
+    tio(c.delete_single(name.clone(), tdelete("r", None, None)));
+    // An increment by 0 writes nothing (a counter read): served.
+    let zero = TColumnIncrement::new(b"cf".to_vec(), b"n".to_vec(), 0);
+    c.increment(
+        name.clone(),
+        TIncrement::new(b"r".to_vec(), vec![zero], None, None, None, None),
+    )
+    .unwrap();
+    // Thrift1 writes are refused too; reads of both APIs are served.
+    let mut c1 = shared().client();
+    let thrift1 = c1.mutate_row(
+        name.clone(),
+        b"r".to_vec(),
+        vec![put_m("cf:q", b"after")],
+        no_attrs(),
+    );
+    assert!(thrift1.is_err(), "{thrift1:?}");
+    let got = c.get(name.clone(), tget("r")).unwrap();
+    assert_eq!(values(&got).get("cf:q").map(String::as_str), Some("before"));
+    // Altered back, the table takes writes again.
+    desc.attributes = Some(
+        [(b"READONLY".to_vec(), b"false".to_vec())]
+            .into_iter()
+            .collect(),
+    );
+    c.modify_table(desc).unwrap();
+    c.put(name.clone(), tput("r", &[("cf:q", "after")], None))
+        .unwrap();
+    let got = c.get(name.clone(), tget("r")).unwrap();
+    assert_eq!(values(&got).get("cf:q").map(String::as_str), Some("after"));
+}
+
+#[test]
 fn kept_deleted_cells_are_read_as_of_a_time_before_the_delete() {
     let mut c = client2();
     let name = unique("t2_keepdel");

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use tabula_coordinator::catalog::TabletLocation;
-use tabula_coordinator::tables::TableSettings;
 use tabula_coordinator::tables::{NamespaceDescriptor, TableDescriptor};
+use tabula_coordinator::tables::{TableSettings, TableState};
 use tabula_coordinator::{CoordResult, Coordinator, ServerRef};
 use tabula_regionserver::TabletService;
 use tabula_storage::{Durability, FamilySchema};
@@ -20,9 +20,10 @@ use tabula_storage::{Durability, FamilySchema};
 /// first; the admin calls after them change the cluster and are the coordinator's
 /// methods of the same names.
 pub trait Control: Send + Sync {
-    /// Whether user table `name` (any spelling) is enabled; `None` when there is
-    /// no such table. On the path of every data call: it must not copy or block.
-    fn table_enabled(&self, name: &[u8]) -> Option<bool>;
+    /// Whether user table `name` (any spelling) is enabled and whether it refuses
+    /// changes; `None` when there is no such table. On the path of every data
+    /// call: it must not copy or block.
+    fn table_state(&self, name: &[u8]) -> Option<TableState>;
     /// The durability user table `name` gives writes that name none (`Some(None)`:
     /// USE_DEFAULT, a synced log); `None` when there is no such table. On the path
     /// of Thrift2 writes: it must not copy or block.
@@ -81,8 +82,8 @@ pub trait Control: Send + Sync {
 }
 
 impl Control for Coordinator {
-    fn table_enabled(&self, name: &[u8]) -> Option<bool> {
-        Coordinator::table_enabled(self, name)
+    fn table_state(&self, name: &[u8]) -> Option<TableState> {
+        Coordinator::table_state(self, name)
     }
     fn table_durability(&self, name: &[u8]) -> Option<Option<Durability>> {
         Coordinator::table_durability(self, name)

@@ -165,6 +165,14 @@ fn coord_error(e: CoordError) -> BackendError {
     }
 }
 
+/// Whether a data call reads rows or changes them (a read-only table refuses
+/// changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
 fn table_info(t: &TableDescriptor) -> TableInfo {
     TableInfo {
         name: t.name.clone(),
@@ -198,14 +206,20 @@ impl ClusterBackend {
 
     /// The canonical name of an enabled table (a part of `name`), or the error a
     /// data call must return.
-    fn enabled_table<'n>(&self, name: &'n [u8]) -> BackendResult<&'n [u8]> {
-        let enabled = self
+    fn enabled_table<'n>(&self, name: &'n [u8], access: Access) -> BackendResult<&'n [u8]> {
+        let state = self
             .coordinator
-            .table_enabled(name)
+            .table_state(name)
             .ok_or_else(|| BackendError::TableNotFound(shown(name)))?;
         let canonical = canonical_slice(name);
-        if !enabled {
+        if !state.enabled {
             return Err(BackendError::TableDisabled(shown(canonical)));
+        }
+        if access == Access::Write && state.read_only {
+            return Err(BackendError::Io {
+                message: format!("table {} is read only (READONLY => true)", shown(canonical)),
+                retry: false,
+            });
         }
         Ok(canonical)
     }
@@ -248,10 +262,10 @@ impl ClusterBackend {
         &self,
         table: &[u8],
         row: &[u8],
-        kind: Resend,
+        (access, kind): (Access, Resend),
         f: impl Fn(&dyn TabletService, u64) -> RsResult<T>,
     ) -> BackendResult<T> {
-        let t = self.enabled_table(table)?;
+        let t = self.enabled_table(table, access)?;
         if row.is_empty() {
             return Err(BackendError::InvalidArgument("row key is empty".into()));
         }
@@ -545,7 +559,8 @@ impl Backend for ClusterBackend {
     }
 
     fn get(&self, table: &[u8], row: &Bytes, spec: &ReadSpec) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, Resend::Safe, |s, t| s.get(t, row, spec))
+        let read = (Access::Read, Resend::Safe);
+        self.on_row(table, row, read, |s, t| s.get(t, row, spec))
     }
 
     fn mutate(
@@ -554,7 +569,8 @@ impl Backend for ClusterBackend {
         mutation: &RowMutation,
         durability: Durability,
     ) -> BackendResult<()> {
-        self.on_row(table, &mutation.row, Resend::Safe, |s, t| {
+        let write = (Access::Write, Resend::Safe);
+        self.on_row(table, &mutation.row, write, |s, t| {
             s.mutate(t, mutation, durability)
         })
     }
@@ -565,7 +581,7 @@ impl Backend for ClusterBackend {
         mutations: &[RowMutation],
         durability: Durability,
     ) -> BackendResult<Vec<BackendResult<()>>> {
-        let t = self.enabled_table(table)?;
+        let t = self.enabled_table(table, Access::Write)?;
         let mut results: Vec<Option<BackendResult<()>>> = mutations.iter().map(|_| None).collect();
         let mut todo = Vec::with_capacity(mutations.len());
         for (i, m) in mutations.iter().enumerate() {
@@ -661,7 +677,8 @@ impl Backend for ClusterBackend {
         mutation: &RowMutation,
         durability: Durability,
     ) -> BackendResult<bool> {
-        self.on_row(table, &mutation.row, Resend::Unsafe, |s, t| {
+        let write = (Access::Write, Resend::Unsafe);
+        self.on_row(table, &mutation.row, write, |s, t| {
             s.check_and_mutate(t, condition, mutation, durability)
         })
     }
@@ -673,7 +690,13 @@ impl Backend for ClusterBackend {
         columns: &[(Bytes, Bytes, i64)],
         durability: Durability,
     ) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, Resend::Unsafe, |s, t| {
+        // Increments by 0 write nothing (a counter read): a read-only table serves
+        // them.
+        let access = match columns.iter().all(|(_, _, amount)| *amount == 0) {
+            true => Access::Read,
+            false => Access::Write,
+        };
+        self.on_row(table, row, (access, Resend::Unsafe), |s, t| {
             s.increment(t, row, columns, durability)
         })
     }
@@ -685,13 +708,14 @@ impl Backend for ClusterBackend {
         columns: &[(Bytes, Bytes, Bytes)],
         durability: Durability,
     ) -> BackendResult<Vec<Cell>> {
-        self.on_row(table, row, Resend::Unsafe, |s, t| {
+        let write = (Access::Write, Resend::Unsafe);
+        self.on_row(table, row, write, |s, t| {
             s.append(t, row, columns, durability)
         })
     }
 
     fn scan(&self, table: &[u8], spec: ScanSpec) -> BackendResult<Box<dyn TableScanner>> {
-        let t = self.enabled_table(table)?;
+        let t = self.enabled_table(table, Access::Read)?;
         if let Some(f) = &spec.read.filter {
             if !f.is_empty() {
                 tabula_regionserver::filter::parse_filter(f)

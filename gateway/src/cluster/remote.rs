@@ -32,7 +32,7 @@ use tabula_storage::{Durability, FamilySchema};
 
 use super::control::Control;
 use crate::membership;
-use tabula_coordinator::tables::TableSettings;
+use tabula_coordinator::tables::{TableSettings, TableState};
 
 /// How often the cluster is read again without a change notice.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -188,11 +188,11 @@ fn follow(lock: Arc<dyn LockService>, control: Weak<RemoteControl>) {
 }
 
 impl Control for RemoteControl {
-    fn table_enabled(&self, name: &[u8]) -> Option<bool> {
+    fn table_state(&self, name: &[u8]) -> Option<TableState> {
         self.tables
             .load()
             .get(canonical_slice(name))
-            .map(|t| t.enabled)
+            .map(|t| t.state())
     }
     fn table_durability(&self, name: &[u8]) -> Option<Option<Durability>> {
         self.tables
