@@ -36,6 +36,12 @@ const TABLE_VERSION: u8 = 8;
 /// MAX_FILESIZE, bytes as decimal digits), in place of the server's threshold.
 pub const MAX_FILESIZE: &[u8] = b"MAX_FILESIZE";
 
+/// The table attribute naming the memtable size at which its tablets flush
+/// (HBase's MEMSTORE_FLUSHSIZE, bytes as decimal digits).
+pub const MEMSTORE_FLUSHSIZE: &[u8] = b"MEMSTORE_FLUSHSIZE";
+/// The smallest `MEMSTORE_FLUSHSIZE` accepted (HBase's sanity check).
+pub const MIN_MEMSTORE_FLUSHSIZE: u64 = 1 << 20;
+
 /// The table attribute that makes a table refuse changes to its rows (HBase's
 /// READONLY: `true`, any case).
 pub const READONLY: &[u8] = b"READONLY";
@@ -55,17 +61,34 @@ pub const MIN_MAX_FILESIZE: u64 = 2 << 20;
 /// Checks the table attributes this server obeys: `MAX_FILESIZE` must be a number
 /// of bytes, at least [`MIN_MAX_FILESIZE`].
 pub fn validate_attributes(attributes: &BTreeMap<Bytes, Bytes>) -> Result<(), String> {
-    let Some(value) = attributes.get(MAX_FILESIZE) else {
-        return Ok(());
-    };
-    let shown = String::from_utf8_lossy(value);
-    match shown.trim().parse::<u64>() {
-        Ok(size) if size >= MIN_MAX_FILESIZE => Ok(()),
-        Ok(size) => Err(format!(
-            "MAX_FILESIZE for table descriptor ({size}) is too small, which might cause over splitting into unmanageable number of regions (at least {MIN_MAX_FILESIZE} bytes)"
-        )),
-        Err(_) => Err(format!("MAX_FILESIZE must be a number of bytes, not '{shown}'")),
+    for (key, min, why) in [
+        (
+            MAX_FILESIZE,
+            MIN_MAX_FILESIZE,
+            "over splitting into unmanageable number of regions",
+        ),
+        (
+            MEMSTORE_FLUSHSIZE,
+            MIN_MEMSTORE_FLUSHSIZE,
+            "too many flushes",
+        ),
+    ] {
+        let Some(value) = attributes.get(key) else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(key);
+        let shown = String::from_utf8_lossy(value);
+        match shown.trim().parse::<u64>() {
+            Ok(size) if size >= min => {}
+            Ok(size) => {
+                return Err(format!(
+                    "{name} for table descriptor ({size}) is too small, which might cause {why} (at least {min} bytes)"
+                ))
+            }
+            Err(_) => return Err(format!("{name} must be a number of bytes, not '{shown}'")),
+        }
     }
+    Ok(())
 }
 
 /// What a client sets on a table besides its families.
@@ -162,7 +185,18 @@ impl TableDescriptor {
     /// The size past which the table's tablets split, when its `MAX_FILESIZE`
     /// attribute names one (a positive number of bytes).
     pub fn max_file_size(&self) -> Option<u64> {
-        let value = self.attributes.get(MAX_FILESIZE)?;
+        self.size_attribute(MAX_FILESIZE)
+    }
+
+    /// The memtable size at which the table's tablets flush, when its
+    /// `MEMSTORE_FLUSHSIZE` attribute names one.
+    pub fn memstore_flush_size(&self) -> Option<u64> {
+        self.size_attribute(MEMSTORE_FLUSHSIZE)
+    }
+
+    /// Attribute `key` as a positive number of bytes.
+    fn size_attribute(&self, key: &[u8]) -> Option<u64> {
+        let value = self.attributes.get(key)?;
         std::str::from_utf8(value)
             .ok()?
             .trim()
@@ -194,12 +228,16 @@ impl TableDescriptor {
         }
     }
 
-    /// The storage schema of the table.
+    /// The storage schema of the table (its flush size from `MEMSTORE_FLUSHSIZE`).
     pub fn schema(&self) -> Result<TableSchema, tabula_storage::Error> {
-        TableSchema::new(
+        let flush_size = self
+            .memstore_flush_size()
+            .and_then(|b| usize::try_from(b).ok());
+        Ok(TableSchema::new(
             String::from_utf8_lossy(&self.name).into_owned(),
             self.families.clone(),
-        )
+        )?
+        .with_flush_size(flush_size))
     }
 
     /// Encodes the descriptor.
@@ -665,6 +703,22 @@ mod tests {
         assert!(validate_attributes(&attrs(b"10737418240")).is_ok());
         assert!(validate_attributes(&attrs(b"2097151")).is_err());
         assert!(validate_attributes(&attrs(b"10GB")).is_err());
+        let flush = |v: &'static [u8]| -> BTreeMap<Bytes, Bytes> {
+            [(Bytes::from_static(MEMSTORE_FLUSHSIZE), Bytes::from_static(v))]
+                .into_iter()
+                .collect()
+        };
+        assert!(validate_attributes(&flush(b"1048576")).is_ok());
+        assert!(validate_attributes(&flush(b"1048575")).is_err());
+        let d = TableDescriptor {
+            name: Bytes::from_static(b"t"),
+            families: vec![FamilySchema::new(&b"cf"[..])],
+            enabled: true,
+            created_ms: 0,
+            durability: None,
+            attributes: flush(b"4194304"),
+        };
+        assert_eq!(d.schema().expect("schema").flush_size(), Some(4 << 20));
         let other: BTreeMap<Bytes, Bytes> = [(Bytes::from_static(b"OWNER"), Bytes::new())]
             .into_iter()
             .collect();

@@ -306,6 +306,9 @@ pub struct TableSchema {
     /// Table name, used in error messages.
     pub name: String,
     families: Vec<FamilySchema>,
+    /// The memtable size at which the table's tablets flush (HBase's
+    /// MEMSTORE_FLUSHSIZE), in place of the engine's.
+    flush_size: Option<usize>,
 }
 
 impl TableSchema {
@@ -326,7 +329,20 @@ impl TableSchema {
         Ok(TableSchema {
             name: name.into(),
             families,
+            flush_size: None,
         })
+    }
+
+    /// The same with the tablets flushing their memtable at `bytes` (`None`: the
+    /// engine's memtable size).
+    pub fn with_flush_size(mut self, bytes: Option<usize>) -> Self {
+        self.flush_size = bytes.filter(|b| *b > 0);
+        self
+    }
+
+    /// The memtable size at which the table's tablets flush, when it has its own.
+    pub fn flush_size(&self) -> Option<usize> {
+        self.flush_size
     }
 
     /// The families, sorted by name.

@@ -363,6 +363,7 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
                 }
             })
             .collect(),
+        flush_size: schema.flush_size().map(|b| b as u64),
     }
 }
 
@@ -399,7 +400,11 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
         family.block_size = f.block_size;
         families.push(family);
     }
-    Ok(TableSchema::new(schema.name, families)?)
+    let flush_size = schema
+        .flush_size
+        .map(|b| usize::try_from(b).map_err(|_| malformed("flush size")))
+        .transpose()?;
+    Ok(TableSchema::new(schema.name, families)?.with_flush_size(flush_size))
 }
 
 pub fn descriptor_to_wire(desc: &TabletDescriptor) -> pb::TabletDescriptor {
@@ -651,7 +656,9 @@ mod tests {
         a.in_memory = true;
         a.block_size = Some(16 << 10);
         let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));
-        let schema = TableSchema::new("t", vec![a, z]).unwrap();
+        let schema = TableSchema::new("t", vec![a, z])
+            .unwrap()
+            .with_flush_size(Some(8 << 20));
         let wire = schema_to_wire(&schema);
         assert_eq!(schema_from_wire(Some(wire.clone())).unwrap(), schema);
         let mut bad = wire.clone();

@@ -257,7 +257,11 @@ impl Tablet {
                 let version = self.version_guard();
                 let memtable = Arc::clone(&version.active);
                 memtable.note_seq(seq);
-                let full = memtable.approximate_size() >= self.shared.opts.memtable_size;
+                let limit = self
+                    .schema_guard()
+                    .flush_size()
+                    .unwrap_or(self.shared.opts.memtable_size);
+                let full = memtable.approximate_size() >= limit;
                 (memtable, full)
             };
             if full {

@@ -1,6 +1,7 @@
-//! A family's block size (HBase's BLOCKSIZE) sets the data block size of the
-//! SSTables its flushes and compactions write, in place of the engine's; sizes
-//! outside HBase's bounds are refused.
+//! Sizes a table sets for itself in place of the engine's: a family's block size
+//! (HBase's BLOCKSIZE) sets the data block size of the SSTables its flushes and
+//! compactions write (sizes outside HBase's bounds are refused), and a table's
+//! flush size (HBase's MEMSTORE_FLUSHSIZE) the memtable size its tablets flush at.
 
 mod common;
 
@@ -87,4 +88,49 @@ fn block_sizes_outside_hbases_bounds_are_refused() {
         f.block_size = Some(size);
         assert!(TableSchema::new("t", vec![f]).is_ok(), "block size {size}");
     }
+}
+
+#[test]
+fn a_tables_flush_size_freezes_its_memtable_early() {
+    // The engine flushes memtables at 64 MiB; a table with its own flush size
+    // (HBase's MEMSTORE_FLUSHSIZE) of 16 KiB flushes one every 16 KiB written.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut opts = quiet_options(dir.path(), NOW);
+    opts.memtable_size = 64 << 20;
+    opts.background_work = true;
+    let engine = Engine::open(opts).expect("engine");
+    let default = engine
+        .open_tablet(whole_table(1, table("default", None)))
+        .expect("tablet");
+    let small = engine
+        .open_tablet(whole_table(
+            2,
+            table("small", None).with_flush_size(Some(16 << 10)),
+        ))
+        .expect("tablet");
+    assert_eq!(small.schema().flush_size(), Some(16 << 10));
+    for tablet in [&default, &small] {
+        for i in 0..ROWS {
+            let rm = RowMutation {
+                row: Bytes::from(format!("row{i:05}")),
+                mutations: vec![Mutation::Put {
+                    family: Bytes::from_static(b"f"),
+                    qualifier: Bytes::from_static(b"q"),
+                    timestamp: NOW,
+                    value: Bytes::from(vec![b'v'; 100]),
+                }],
+            };
+            tablet.mutate(&rm, Durability::Sync).expect("put");
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while small.version().files.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!small.version().files.is_empty(), "16 KiB memtables flushed");
+    let default_version = default.version();
+    assert!(
+        default_version.files.is_empty() && default_version.frozen.is_empty(),
+        "64 MiB not reached: nothing frozen or flushed"
+    );
 }
