@@ -704,9 +704,12 @@ mod tests {
         assert!(validate_attributes(&attrs(b"2097151")).is_err());
         assert!(validate_attributes(&attrs(b"10GB")).is_err());
         let flush = |v: &'static [u8]| -> BTreeMap<Bytes, Bytes> {
-            [(Bytes::from_static(MEMSTORE_FLUSHSIZE), Bytes::from_static(v))]
-                .into_iter()
-                .collect()
+            [(
+                Bytes::from_static(MEMSTORE_FLUSHSIZE),
+                Bytes::from_static(v),
+            )]
+            .into_iter()
+            .collect()
         };
         assert!(validate_attributes(&flush(b"1048576")).is_ok());
         assert!(validate_attributes(&flush(b"1048575")).is_err());

@@ -127,7 +127,10 @@ fn a_tables_flush_size_freezes_its_memtable_early() {
     while small.version().files.is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    assert!(!small.version().files.is_empty(), "16 KiB memtables flushed");
+    assert!(
+        !small.version().files.is_empty(),
+        "16 KiB memtables flushed"
+    );
     let default_version = default.version();
     assert!(
         default_version.files.is_empty() && default_version.frozen.is_empty(),
