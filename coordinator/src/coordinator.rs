@@ -575,18 +575,10 @@ impl Coordinator {
         self.tables.load().get(canonical_slice(name)).cloned()
     }
 
-    /// Whether user table `name` (any spelling) is enabled, `None` when there is
-    /// no such table: the per-call check of the data path, which copies nothing.
-    /// The table's canonical name is `canonical_slice(name)`.
-    pub fn table_enabled(&self, name: &[u8]) -> Option<bool> {
-        self.tables
-            .load()
-            .get(canonical_slice(name))
-            .map(|t| t.enabled)
-    }
-
-    /// Whether a user table is enabled and whether it refuses changes; `None`
-    /// when there is no such table. Copies nothing.
+    /// Whether user table `name` (any spelling) is enabled and whether it refuses
+    /// changes, `None` when there is no such table: the per-call check of the data
+    /// path, which copies nothing. The table's canonical name is
+    /// `canonical_slice(name)`.
     pub fn table_state(&self, name: &[u8]) -> Option<crate::tables::TableState> {
         self.tables
             .load()

@@ -205,7 +205,7 @@ impl ClusterBackend {
     }
 
     /// The canonical name of an enabled table (a part of `name`), or the error a
-    /// data call must return.
+    /// data call must return (for a change to a read-only table too).
     fn enabled_table<'n>(&self, name: &'n [u8], access: Access) -> BackendResult<&'n [u8]> {
         let state = self
             .coordinator
