@@ -19,7 +19,14 @@ fn table(name: &str, block_size: Option<u32>) -> TableSchema {
     TableSchema::new(name, vec![f]).expect("valid schema")
 }
 
+/// Writes every row (100-byte values), and flushes them into a file.
 fn fill(tablet: &Tablet) {
+    write_rows(tablet);
+    tablet.flush().expect("flush");
+}
+
+/// Writes every row (100-byte values).
+fn write_rows(tablet: &Tablet) {
     for i in 0..ROWS {
         let rm = RowMutation {
             row: Bytes::from(format!("row{i:05}")),
@@ -32,7 +39,6 @@ fn fill(tablet: &Tablet) {
         };
         tablet.mutate(&rm, Durability::Sync).expect("put");
     }
-    tablet.flush().expect("flush");
 }
 
 /// The data blocks of the one SSTable of tablet `id`, and the largest's size.
@@ -109,20 +115,8 @@ fn a_tables_flush_size_freezes_its_memtable_early() {
         ))
         .expect("tablet");
     assert_eq!(small.schema().flush_size(), Some(16 << 10));
-    for tablet in [&default, &small] {
-        for i in 0..ROWS {
-            let rm = RowMutation {
-                row: Bytes::from(format!("row{i:05}")),
-                mutations: vec![Mutation::Put {
-                    family: Bytes::from_static(b"f"),
-                    qualifier: Bytes::from_static(b"q"),
-                    timestamp: NOW,
-                    value: Bytes::from(vec![b'v'; 100]),
-                }],
-            };
-            tablet.mutate(&rm, Durability::Sync).expect("put");
-        }
-    }
+    write_rows(&default);
+    write_rows(&small);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while small.version().files.is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
