@@ -25,6 +25,7 @@ use etcd_client::{
     Client, Compare as EtcdCompare, CompareOp, EventType, GetOptions, KeyValue, PutOptions,
     SortOrder, SortTarget, Txn as EtcdTxn, TxnOp, TxnOpResponse, WatchOptions,
 };
+use tabula_regionserver::rpc::tls::with_causes;
 use tokio::runtime::{Handle, Runtime};
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
@@ -295,19 +296,6 @@ where
     })
 }
 
-/// A status's message followed by the errors that caused it (a refused TLS
-/// handshake, say, which the message alone does not mention).
-fn with_causes(status: &tonic::Status) -> String {
-    let mut text = status.message().to_owned();
-    let mut cause = std::error::Error::source(status);
-    while let Some(error) = cause {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        cause = error.source();
-    }
-    text
-}
-
 /// An etcd client error as a lock-service error.
 fn remote_error(what: &str, error: etcd_client::Error) -> LockError {
     use etcd_client::Error as E;
@@ -320,7 +308,8 @@ fn remote_error(what: &str, error: etcd_client::Error) -> LockError {
             | tonic::Code::ResourceExhausted
             | tonic::Code::Unknown
             | tonic::Code::Internal => {
-                LockError::Unavailable(format!("{what}: {}", with_causes(&status)))
+                let message = with_causes(status.message().to_owned(), &status);
+                LockError::Unavailable(format!("{what}: {message}"))
             }
             _ => LockError::Protocol(format!("{what}: {}", status.message())),
         },

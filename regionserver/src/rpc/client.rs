@@ -23,7 +23,7 @@ use super::convert::*;
 use super::pb;
 use super::pb::tablet_service_client::TabletServiceClient;
 use super::server::MAX_MESSAGE_BYTES;
-use super::tls::{endpoint, ClusterTls};
+use super::tls::{endpoint, with_causes, ClusterTls};
 use crate::api::{
     ReadSpec, RemoteFailure, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport,
     TabletService,
@@ -111,12 +111,7 @@ fn error_of(address: &str, status: Status) -> RsError {
 
 /// True when the status comes from failing to open a connection at all.
 fn never_connected(status: &Status) -> bool {
-    let mut text = status.message().to_owned();
-    let mut source = std::error::Error::source(status);
-    while let Some(cause) = source {
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
+    let text = with_causes(status.message().to_owned(), status);
     text.contains("tcp connect error") || text.contains("Connection refused")
 }
 

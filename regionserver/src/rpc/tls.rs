@@ -167,14 +167,19 @@ pub fn endpoint(address: &str, tls: Option<&ClusterTls>) -> Result<Endpoint, Str
 
 /// `error` with every cause after it (tonic's transport errors say little alone).
 pub fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
+    with_causes(error.to_string(), error)
+}
+
+/// `head` followed by every cause of `error` (a refused TLS handshake under a
+/// status whose message does not mention it, say).
+pub fn with_causes(mut head: String, error: &dyn std::error::Error) -> String {
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        head.push_str(": ");
+        head.push_str(&cause.to_string());
         source = cause.source();
     }
-    text
+    head
 }
 
 /// Makes aws-lc-rs the process's TLS provider unless one already is (the gRPC
