@@ -46,6 +46,11 @@ pub const MIN_MEMSTORE_FLUSHSIZE: u64 = 1 << 20;
 /// READONLY: `true`, any case).
 pub const READONLY: &[u8] = b"READONLY";
 
+/// The table attribute that turns its compactions off (HBase's
+/// COMPACTION_ENABLED: any value but `true`, any case, as Java's
+/// `Boolean.valueOf` reads it).
+pub const COMPACTION_ENABLED: &[u8] = b"COMPACTION_ENABLED";
+
 /// What every data call needs to know of a table: whether it is enabled, and
 /// whether it refuses changes to its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +217,14 @@ impl TableDescriptor {
             .is_some_and(|v| v.eq_ignore_ascii_case(b"true"))
     }
 
+    /// Whether the table's tablets may be compacted (its `COMPACTION_ENABLED`
+    /// attribute, when set, is `true`).
+    pub fn compaction_enabled(&self) -> bool {
+        self.attributes
+            .get(COMPACTION_ENABLED)
+            .is_none_or(|v| v.trim_ascii().eq_ignore_ascii_case(b"true"))
+    }
+
     /// What data calls need to know of the table.
     pub fn state(&self) -> TableState {
         TableState {
@@ -228,7 +241,8 @@ impl TableDescriptor {
         }
     }
 
-    /// The storage schema of the table (its flush size from `MEMSTORE_FLUSHSIZE`).
+    /// The storage schema of the table (its flush size from `MEMSTORE_FLUSHSIZE`,
+    /// whether it is compacted from `COMPACTION_ENABLED`).
     pub fn schema(&self) -> Result<TableSchema, tabula_storage::Error> {
         let flush_size = self
             .memstore_flush_size()
@@ -237,7 +251,8 @@ impl TableDescriptor {
             String::from_utf8_lossy(&self.name).into_owned(),
             self.families.clone(),
         )?
-        .with_flush_size(flush_size))
+        .with_flush_size(flush_size)
+        .with_compactions_disabled(!self.compaction_enabled()))
     }
 
     /// Encodes the descriptor.
@@ -729,6 +744,39 @@ mod tests {
             validate_attributes(&other).is_ok(),
             "others are not checked"
         );
+    }
+
+    #[test]
+    fn compaction_enabled_is_off_for_any_value_but_true() {
+        let with = |v: Option<&'static [u8]>| TableDescriptor {
+            name: Bytes::from_static(b"t"),
+            families: vec![FamilySchema::new(&b"cf"[..])],
+            enabled: true,
+            created_ms: 0,
+            durability: None,
+            attributes: v
+                .map(|v| {
+                    (
+                        Bytes::from_static(COMPACTION_ENABLED),
+                        Bytes::from_static(v),
+                    )
+                })
+                .into_iter()
+                .collect(),
+        };
+        for (value, enabled) in [
+            (None, true),
+            (Some(&b"true"[..]), true),
+            (Some(b"TRUE"), true),
+            (Some(b"false"), false),
+            (Some(b"no"), false),
+            (Some(b""), false),
+        ] {
+            let d = with(value);
+            assert_eq!(d.compaction_enabled(), enabled, "{value:?}");
+            let schema = d.schema().expect("schema");
+            assert_eq!(schema.compactions_enabled(), enabled, "{value:?}");
+        }
     }
 
     #[test]

@@ -166,3 +166,76 @@ fn an_empty_thrift2_listen_turns_thrift2_off() {
     let servers = server.log().matches("Thrift server listening").count();
     assert_eq!(servers, 1, "only Thrift1 listens: {}", server.log());
 }
+
+/// The SSTables of `table`'s tablets, as the metrics port reports them.
+fn sstables_of(addr: &str, table: &str) -> f64 {
+    let (_, text) = http_get(addr, "/metrics");
+    let prefix = format!("tabula_tablet_sstables{{table=\"{table}\"");
+    text.lines()
+        .filter(|l| l.starts_with(&prefix))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn a_table_with_compactions_off_keeps_the_files_its_flushes_write() {
+    use common::t2::{family, table_desc};
+    use tabula_thrift::hbase2::TTHBaseServiceSyncClient;
+
+    let addr = free_local_addr();
+    let server = Tabula::start_with(&[("TABULA_METRICS_LISTEN", addr.as_str())]);
+    let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+    let mut c = server.client();
+    let name = "compactions_off";
+    let mut desc = table_desc(name.as_bytes(), vec![family("cf", Some(1))]);
+    let attributes = |enabled: &str| {
+        Some(
+            [(b"COMPACTION_ENABLED".to_vec(), enabled.as_bytes().to_vec())]
+                .into_iter()
+                .collect(),
+        )
+    };
+    desc.attributes = attributes("false");
+    c2.create_table(desc.clone(), vec![]).expect("createTable");
+    // Each round rewrites the same rows and flushes them (HBase's `compact`
+    // flushes first): every file overlaps the others, more than a read may
+    // consult (8) before a merging compaction would step in.
+    const ROUNDS: usize = 12;
+    for round in 0..ROUNDS {
+        for i in 0..10 {
+            put(
+                &mut c,
+                name.as_bytes(),
+                &format!("r{i}"),
+                &[("cf:v", &format!("round {round}"))],
+            );
+        }
+        c.compact(name.as_bytes().to_vec()).expect("compact");
+    }
+    assert_eq!(sstables_of(&addr, name), ROUNDS as f64);
+    // A major compaction asked for is ignored, as HBase ignores it.
+    c.major_compact(name.as_bytes().to_vec())
+        .expect("majorCompact");
+    assert_eq!(sstables_of(&addr, name), ROUNDS as f64);
+    let got = c
+        .get_row(name.as_bytes().to_vec(), b"r3".to_vec(), no_attrs())
+        .expect("getRow");
+    assert_eq!(columns_of(&got[0])["cf:v"], format!("round {}", ROUNDS - 1));
+
+    // Turned back on, the files are merged in the background, and a major
+    // compaction leaves one.
+    desc.attributes = attributes("true");
+    c2.modify_table(desc).expect("modifyTable");
+    wait_for("a merging compaction", Duration::from_secs(30), || {
+        sstables_of(&addr, name) <= 8.0
+    });
+    c.major_compact(name.as_bytes().to_vec())
+        .expect("majorCompact");
+    wait_for("a major compaction", Duration::from_secs(30), || {
+        sstables_of(&addr, name) == 1.0
+    });
+    let got = c
+        .get_row(name.as_bytes().to_vec(), b"r3".to_vec(), no_attrs())
+        .expect("getRow");
+    assert_eq!(columns_of(&got[0])["cf:v"], format!("round {}", ROUNDS - 1));
+}

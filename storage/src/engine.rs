@@ -232,7 +232,7 @@ impl Shared {
     }
 
     pub(crate) fn maybe_request_compaction(&self, tablet: &Tablet) {
-        if !self.opts.background_work {
+        if !self.opts.background_work || !tablet.schema().compactions_enabled() {
             return;
         }
         let limit = self.opts.max_files_per_read.max(2);

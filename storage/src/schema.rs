@@ -309,6 +309,10 @@ pub struct TableSchema {
     /// The memtable size at which the table's tablets flush (HBase's
     /// MEMSTORE_FLUSHSIZE), in place of the engine's.
     flush_size: Option<usize>,
+    /// Whether the table's tablets are left uncompacted (HBase's
+    /// COMPACTION_ENABLED set to false): no merging or major compactions, asked
+    /// for or not, until it is set back.
+    compactions_disabled: bool,
 }
 
 impl TableSchema {
@@ -330,6 +334,7 @@ impl TableSchema {
             name: name.into(),
             families,
             flush_size: None,
+            compactions_disabled: false,
         })
     }
 
@@ -343,6 +348,17 @@ impl TableSchema {
     /// The memtable size at which the table's tablets flush, when it has its own.
     pub fn flush_size(&self) -> Option<usize> {
         self.flush_size
+    }
+
+    /// The same with compactions of the table's tablets turned off (`true`) or on.
+    pub fn with_compactions_disabled(mut self, disabled: bool) -> Self {
+        self.compactions_disabled = disabled;
+        self
+    }
+
+    /// Whether the table's tablets may be compacted (HBase's COMPACTION_ENABLED).
+    pub fn compactions_enabled(&self) -> bool {
+        !self.compactions_disabled
     }
 
     /// The families, sorted by name.

@@ -123,8 +123,10 @@ impl Coordinator {
                 shown(&name)
             )));
         }
-        let schema = TableSchema::new(shown(&name), families)
-            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
+        let families = TableSchema::new(shown(&name), families)
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?
+            .families()
+            .to_vec();
         split_keys.sort();
         split_keys.dedup();
         if split_keys.iter().any(|k| k.is_empty()) {
@@ -141,12 +143,17 @@ impl Coordinator {
         }
         let desc = TableDescriptor {
             name: name.clone(),
-            families: schema.families().to_vec(),
+            families,
             enabled: true,
             created_ms: now_ms(),
             durability: settings.durability,
             attributes: settings.attributes,
         };
+        // The tablets' schema carries what the attributes set (flush size,
+        // compactions).
+        let schema = desc
+            .schema()
+            .map_err(|e| CoordError::InvalidArgument(e.to_string()))?;
         // The descriptor and the plan of its first tablets in one write: a restart
         // after a crash midway finishes the plan (see `repair_catalog`).
         let plan = Txn::new().put(plan_path(&name), encode_split_plan(&split_keys));

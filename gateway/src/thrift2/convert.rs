@@ -79,10 +79,6 @@ pub fn namespace_of(name: &[u8]) -> String {
     }
 }
 
-/// The commit-log mode a TDurability names; `None` for unset and USE_DEFAULT (and
-/// values this server does not know): the table's durability then, a synced log
-/// unless the table says otherwise. SYNC_WAL's wait is an fsync or, with the
-/// server's `log_fsync` off, a write to the OS.
 /// A table descriptor's durability and attributes.
 pub fn table_settings(desc: &TTableDescriptor) -> TableSettings {
     TableSettings {
@@ -96,6 +92,10 @@ pub fn table_settings(desc: &TTableDescriptor) -> TableSettings {
     }
 }
 
+/// The commit-log mode a TDurability names; `None` for unset and USE_DEFAULT (and
+/// values this server does not know): the table's durability then, a synced log
+/// unless the table says otherwise. SYNC_WAL's wait is an fsync or, with the
+/// server's `log_fsync` off, a write to the OS.
 pub fn durability(d: Option<TDurability>) -> Option<Durability> {
     match d {
         Some(TDurability::SKIP_WAL) => Some(Durability::Skip),

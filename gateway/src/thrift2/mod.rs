@@ -38,9 +38,12 @@
 //!   TIOError naming the problem.
 //! - Family descriptors: compression other than NONE is stored as zstd and read back
 //!   by the name the client gave; ROWPREFIX_FIXED_LENGTH blooms are row blooms;
-//!   min versions and keep-deleted-cells are stored and enforced; block size,
-//!   encoding, replication, scope and the cache-on-write flags are accepted and not
-//!   stored (Tabula's engine has one block size and one encoding).
+//!   min versions, keep-deleted-cells and the block size are stored and obeyed;
+//!   encoding, replication, scope, the cache-on-write flags, attributes and
+//!   configuration are stored and read back, and change nothing (Tabula's engine
+//!   has one block encoding).
+//! - Table attributes are stored and read back; MAX_FILESIZE, MEMSTORE_FLUSHSIZE,
+//!   READONLY and COMPACTION_ENABLED are obeyed (see the coordinator's `tables`).
 //! - The slow-call log HBase keeps when `hbase.regionserver.slowlog.buffer.enabled`
 //!   is set is not kept: getSlowLogResponses answers `[]` and clearSlowLogResponses
 //!   `false` per server, what HBase answers with the buffer off (its default).

@@ -364,6 +364,7 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
             })
             .collect(),
         flush_size: schema.flush_size().map(|b| b as u64),
+        compactions_disabled: !schema.compactions_enabled(),
     }
 }
 
@@ -404,7 +405,9 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
         .flush_size
         .map(|b| usize::try_from(b).map_err(|_| malformed("flush size")))
         .transpose()?;
-    Ok(TableSchema::new(schema.name, families)?.with_flush_size(flush_size))
+    Ok(TableSchema::new(schema.name, families)?
+        .with_flush_size(flush_size)
+        .with_compactions_disabled(schema.compactions_disabled))
 }
 
 pub fn descriptor_to_wire(desc: &TabletDescriptor) -> pb::TabletDescriptor {
@@ -658,7 +661,8 @@ mod tests {
         let z = FamilySchema::new(&b"z"[..]).compression(Compression::Zstd(3));
         let schema = TableSchema::new("t", vec![a, z])
             .unwrap()
-            .with_flush_size(Some(8 << 20));
+            .with_flush_size(Some(8 << 20))
+            .with_compactions_disabled(true);
         let wire = schema_to_wire(&schema);
         assert_eq!(schema_from_wire(Some(wire.clone())).unwrap(), schema);
         let mut bad = wire.clone();

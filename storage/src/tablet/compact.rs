@@ -8,7 +8,7 @@
 //! collected),
 //! the merge itself (through the same [`MergingIter`] reads use), the garbage rules of
 //! major compactions, caching the output's blocks when the inputs' were cached, and
-//! I/O throttling.
+//! I/O throttling; none of it for a table whose compactions are turned off.
 //! Must not: schedule itself (the engine's background worker calls it).
 //!
 //! A merging compaction keeps every entry: its output answers every read exactly as
@@ -51,7 +51,8 @@ impl Tablet {
         let mut report = CompactionReport::default();
         // A tablet closed while this waited for the lock (split, moved, dropped) is
         // left alone: after a split its files belong to the children.
-        if self.is_closed() {
+        // A table with compactions turned off keeps its files as flushed.
+        if self.is_closed() || !self.schema().compactions_enabled() {
             return Ok(report);
         }
         let limit = self.shared.opts.max_files_per_read.max(2);
@@ -86,9 +87,14 @@ impl Tablet {
     }
 
     /// Flushes, then rewrites every family into at most one file each, dropping
-    /// deleted, expired and surplus versions and every delete marker.
+    /// deleted, expired and surplus versions and every delete marker. Does
+    /// nothing for a table with compactions turned off (HBase ignores such
+    /// requests).
     pub fn major_compact(&self) -> Result<CompactionReport> {
         self.check_open()?;
+        if !self.schema().compactions_enabled() {
+            return Ok(CompactionReport::default());
+        }
         self.flush()?;
         let _c = self.compaction_lock.lock();
         // Closed (e.g. split) while this waited for the lock: its files are no longer

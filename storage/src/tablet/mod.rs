@@ -347,6 +347,8 @@ impl Tablet {
     /// families stays on disk until the next major compaction but is never read.
     pub fn set_schema(&self, schema: TableSchema) {
         self.schema.store(Arc::new(schema));
+        // Compactions turned back on catch up with the files left meanwhile.
+        self.shared.maybe_request_compaction(self);
     }
 
     /// The current version (memtables and files).
