@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tabula_storage::LoadSplit;
+use tabula_storage::{LoadSplit, SplitRule};
 
 use crate::catalog::TabletLocation;
 use crate::tables::TableDescriptor;
@@ -455,9 +455,12 @@ impl Loads {
             if rate < rule.min_rate {
                 break;
             }
-            let Some((_, loc)) = list.get(index) else {
+            let Some((table, loc)) = list.get(index) else {
                 continue;
             };
+            if table.split_rule() == SplitRule::Never {
+                continue;
+            }
             let tablet = loc.tablet_id;
             let Some(known) = facts.get(&tablet) else {
                 continue;

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tabula_storage::coding::{put_bytes, put_varint, Reader};
 use tabula_storage::{
     BloomType, Compression, CompressionName, Durability, FamilyExtras, FamilySchema, KeepDeleted,
-    TableSchema,
+    SplitRule, TableSchema,
 };
 
 /// The namespace of tables named without one.
@@ -51,6 +51,62 @@ pub const READONLY: &[u8] = b"READONLY";
 /// `Boolean.valueOf` reads it).
 pub const COMPACTION_ENABLED: &[u8] = b"COMPACTION_ENABLED";
 
+/// The table attribute naming its split policy (HBase's SPLIT_POLICY, a Java
+/// class name; see [`split_rule_of`]).
+pub const SPLIT_POLICY: &[u8] = b"SPLIT_POLICY";
+/// The prefix length of KeyPrefixRegionSplitPolicy, and its older name.
+const PREFIX_LENGTH_KEYS: [&[u8]; 2] = [
+    b"KeyPrefixRegionSplitPolicy.prefix_length",
+    b"prefix_split_key_policy.prefix_length",
+];
+/// The delimiter of DelimitedKeyPrefixRegionSplitPolicy.
+const DELIMITER_KEY: &[u8] = b"DelimitedKeyPrefixRegionSplitPolicy.delimiter";
+/// HBase's split policies, by simple class name.
+const SPLIT_POLICIES: [&str; 7] = [
+    "ConstantSizeRegionSplitPolicy",
+    "IncreasingToUpperBoundRegionSplitPolicy",
+    "SteppingSplitPolicy",
+    "BusyRegionSplitPolicy",
+    "DisabledRegionSplitPolicy",
+    "KeyPrefixRegionSplitPolicy",
+    "DelimitedKeyPrefixRegionSplitPolicy",
+];
+
+/// Where a table with these attributes may split: its `SPLIT_POLICY` (a class
+/// name, its package optional) with the policy's own attributes. The size-based
+/// policies split anywhere (at the table's `MAX_FILESIZE` or the server's
+/// threshold); DisabledRegionSplitPolicy never; the key-prefix policies keep rows
+/// sharing a prefix together, and without a valid prefix length or delimiter
+/// split anywhere (HBase logs that and goes on by size alike).
+pub fn split_rule_of(attributes: &BTreeMap<Bytes, Bytes>) -> SplitRule {
+    let Some(policy) = attributes.get(SPLIT_POLICY) else {
+        return SplitRule::Anywhere;
+    };
+    match simple_class_name(policy) {
+        b"DisabledRegionSplitPolicy" => SplitRule::Never,
+        b"KeyPrefixRegionSplitPolicy" => PREFIX_LENGTH_KEYS
+            .iter()
+            .find_map(|k| attributes.get(*k))
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .map_or(SplitRule::Anywhere, SplitRule::KeyPrefix),
+        b"DelimitedKeyPrefixRegionSplitPolicy" => attributes
+            .get(DELIMITER_KEY)
+            .filter(|d| !d.is_empty())
+            .map_or(SplitRule::Anywhere, |d| SplitRule::Delimiter(d.clone())),
+        _ => SplitRule::Anywhere,
+    }
+}
+
+/// `org.apache.hadoop.hbase.regionserver.X` -> `X`.
+fn simple_class_name(name: &[u8]) -> &[u8] {
+    let name = name.trim_ascii();
+    match name.iter().rposition(|b| *b == b'.') {
+        Some(dot) => name.get(dot + 1..).unwrap_or(name),
+        None => name,
+    }
+}
+
 /// What every data call needs to know of a table: whether it is enabled, and
 /// whether it refuses changes to its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +122,18 @@ pub const MIN_MAX_FILESIZE: u64 = 2 << 20;
 /// Checks the table attributes this server obeys: `MAX_FILESIZE` must be a number
 /// of bytes, at least [`MIN_MAX_FILESIZE`].
 pub fn validate_attributes(attributes: &BTreeMap<Bytes, Bytes>) -> Result<(), String> {
+    if let Some(policy) = attributes.get(SPLIT_POLICY) {
+        let known = SPLIT_POLICIES
+            .iter()
+            .any(|p| p.as_bytes() == simple_class_name(policy));
+        if !known {
+            return Err(format!(
+                "Unable to load configured region split policy '{}': not one of {}",
+                String::from_utf8_lossy(policy),
+                SPLIT_POLICIES.join(", ")
+            ));
+        }
+    }
     for (key, min, why) in [
         (
             MAX_FILESIZE,
@@ -225,6 +293,11 @@ impl TableDescriptor {
             .is_none_or(|v| v.trim_ascii().eq_ignore_ascii_case(b"true"))
     }
 
+    /// Where the table's tablets may split (its `SPLIT_POLICY`).
+    pub fn split_rule(&self) -> SplitRule {
+        split_rule_of(&self.attributes)
+    }
+
     /// What data calls need to know of the table.
     pub fn state(&self) -> TableState {
         TableState {
@@ -242,7 +315,8 @@ impl TableDescriptor {
     }
 
     /// The storage schema of the table (its flush size from `MEMSTORE_FLUSHSIZE`,
-    /// whether it is compacted from `COMPACTION_ENABLED`).
+    /// whether it is compacted from `COMPACTION_ENABLED`, where it splits from
+    /// `SPLIT_POLICY`).
     pub fn schema(&self) -> Result<TableSchema, tabula_storage::Error> {
         let flush_size = self
             .memstore_flush_size()
@@ -252,7 +326,8 @@ impl TableDescriptor {
             self.families.clone(),
         )?
         .with_flush_size(flush_size)
-        .with_compactions_disabled(!self.compaction_enabled()))
+        .with_compactions_disabled(!self.compaction_enabled())
+        .with_split_rule(self.split_rule()))
     }
 
     /// Encodes the descriptor.
@@ -777,6 +852,74 @@ mod tests {
             let schema = d.schema().expect("schema");
             assert_eq!(schema.compactions_enabled(), enabled, "{value:?}");
         }
+    }
+
+    #[test]
+    fn split_policies_name_where_tablets_split() {
+        let attrs = |pairs: &[(&'static str, &'static str)]| -> BTreeMap<Bytes, Bytes> {
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        Bytes::from_static(k.as_bytes()),
+                        Bytes::from_static(v.as_bytes()),
+                    )
+                })
+                .collect()
+        };
+        let rule = |pairs: &[(&'static str, &'static str)]| split_rule_of(&attrs(pairs));
+        assert_eq!(rule(&[]), SplitRule::Anywhere);
+        assert_eq!(
+            rule(&[(
+                "SPLIT_POLICY",
+                "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy"
+            )]),
+            SplitRule::Never
+        );
+        assert_eq!(
+            rule(&[
+                ("SPLIT_POLICY", "KeyPrefixRegionSplitPolicy"),
+                ("KeyPrefixRegionSplitPolicy.prefix_length", "4"),
+            ]),
+            SplitRule::KeyPrefix(4)
+        );
+        assert_eq!(
+            rule(&[
+                (
+                    "SPLIT_POLICY",
+                    "org.apache.hadoop.hbase.regionserver.KeyPrefixRegionSplitPolicy"
+                ),
+                ("prefix_split_key_policy.prefix_length", "2"),
+            ]),
+            SplitRule::KeyPrefix(2),
+            "the older key"
+        );
+        assert_eq!(
+            rule(&[
+                ("SPLIT_POLICY", "KeyPrefixRegionSplitPolicy"),
+                ("KeyPrefixRegionSplitPolicy.prefix_length", "x")
+            ]),
+            SplitRule::Anywhere,
+            "no valid length: by size"
+        );
+        assert_eq!(
+            rule(&[
+                ("SPLIT_POLICY", "DelimitedKeyPrefixRegionSplitPolicy"),
+                ("DelimitedKeyPrefixRegionSplitPolicy.delimiter", "|"),
+            ]),
+            SplitRule::Delimiter(Bytes::from_static(b"|"))
+        );
+        assert_eq!(
+            rule(&[("SPLIT_POLICY", "SteppingSplitPolicy")]),
+            SplitRule::Anywhere
+        );
+        // Known policies pass the checks; a class HBase could not load does not.
+        for policy in SPLIT_POLICIES {
+            assert!(validate_attributes(&attrs(&[("SPLIT_POLICY", policy)])).is_ok());
+        }
+        let err = validate_attributes(&attrs(&[("SPLIT_POLICY", "com.example.MyPolicy")]))
+            .expect_err("unknown policy");
+        assert!(err.contains("com.example.MyPolicy"), "{err}");
     }
 
     #[test]

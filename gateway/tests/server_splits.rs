@@ -153,6 +153,83 @@ fn a_tables_max_filesize_sets_its_own_split_size() {
 }
 
 #[test]
+fn split_policies_keep_row_prefixes_together_or_tablets_whole() {
+    // Every table would split at 1 MiB. Rows are `row00N...`: a table whose
+    // policy keeps 6-byte prefixes together splits only between the three
+    // groups of 1,000 rows; one with splits disabled stays whole.
+    let mut settings = SETTINGS.to_vec();
+    settings.push(("TABULA_MAINTENANCE_INTERVAL_SECS", "1"));
+    let server = Tabula::start_with(&settings);
+    let mut c2 = server.client2(Framing::Buffered, Protocol::Binary);
+    let with = |name: &[u8], attributes: &[(&str, &str)]| {
+        let mut desc = table_desc(name, vec![family("cf", None)]);
+        desc.attributes = Some(
+            attributes
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect(),
+        );
+        desc
+    };
+    c2.create_table(
+        with(
+            b"prefixed",
+            &[
+                (
+                    "SPLIT_POLICY",
+                    "org.apache.hadoop.hbase.regionserver.KeyPrefixRegionSplitPolicy",
+                ),
+                ("KeyPrefixRegionSplitPolicy.prefix_length", "6"),
+            ],
+        ),
+        Vec::new(),
+    )
+    .expect("createTable prefixed");
+    c2.create_table(
+        with(
+            b"whole",
+            &[(
+                "SPLIT_POLICY",
+                "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy",
+            )],
+        ),
+        Vec::new(),
+    )
+    .expect("createTable whole");
+    // A policy HBase could not load is refused, as its sanity checks refuse it.
+    let refused = c2.create_table(
+        with(b"refused", &[("SPLIT_POLICY", "com.example.NoSuchPolicy")]),
+        Vec::new(),
+    );
+    assert!(refused.is_err(), "{refused:?}");
+
+    let mut c = server.client();
+    write_rows(&mut c, b"prefixed");
+    write_rows(&mut c, b"whole");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while regions(&mut c, b"prefixed") < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // Several more rounds: no split inside a group, none of the other table.
+    std::thread::sleep(Duration::from_secs(3));
+    let starts: Vec<Vec<u8>> = c
+        .get_table_regions(b"prefixed".to_vec())
+        .expect("getTableRegions")
+        .into_iter()
+        .map(|r| r.start_key.unwrap_or_default())
+        .collect();
+    assert_eq!(
+        starts,
+        vec![b"".to_vec(), b"row001".to_vec(), b"row002".to_vec()],
+        "{}",
+        server.log()
+    );
+    assert_eq!(regions(&mut c, b"whole"), 1);
+    check_every_row(&mut c, b"prefixed");
+    check_every_row(&mut c, b"whole");
+}
+
+#[test]
 fn a_growing_table_splits_and_retired_parents_are_collected() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use tabula_storage::read::ReadOptions;
 use tabula_storage::tablet::{Condition, ScanRequest, TabletDescriptor, TabletScanner};
-use tabula_storage::{Cell, Durability, Engine, RowMutation, TableSchema};
+use tabula_storage::{Cell, Durability, Engine, RowMutation, SplitRule, TableSchema};
 
 use crate::api::{
     ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
@@ -119,6 +119,51 @@ impl RegionServer {
         self.scanners.lock().clear();
         self.engine.shutdown().map_err(RsError::from)
     }
+}
+
+/// Where `tablet` may split in place of `at` under its table's split policy:
+/// `at` cut to its prefix (rows sharing it stay together), or where the next
+/// prefix group starts when the cut leaves no row before it; `None` when the
+/// policy forbids splits or no such row is inside the tablet.
+fn split_row_allowed(
+    tablet: &tabula_storage::Tablet,
+    rule: &SplitRule,
+    at: Bytes,
+) -> RsResult<Option<Bytes>> {
+    let Some(prefix) = rule.shape(&at) else {
+        return Ok(None);
+    };
+    if prefix.len() == at.len() {
+        return Ok(Some(at));
+    }
+    let candidate = if first_row_from(tablet, tablet.start_row())?.is_some_and(|r| r < prefix) {
+        Some(prefix)
+    } else {
+        // The tablet starts with `prefix`'s group: split where the next one starts.
+        match rule.after_group(&prefix) {
+            Some(bound) => first_row_from(tablet, &bound)?.and_then(|r| rule.shape(&r)),
+            None => None,
+        }
+    };
+    // A cut row must still leave each child a row.
+    Ok(match candidate {
+        Some(row) if first_row_from(tablet, tablet.start_row())?.is_some_and(|r| r < row) => {
+            Some(row)
+        }
+        _ => None,
+    })
+}
+
+/// The first row of `tablet` at or after `from`.
+fn first_row_from(tablet: &tabula_storage::Tablet, from: &Bytes) -> RsResult<Option<Bytes>> {
+    let mut scanner = tablet.scan(ScanRequest {
+        start_row: from.clone(),
+        stop_row: Bytes::new(),
+        reverse: false,
+        read: ReadOptions::latest(),
+        batch: 0,
+    })?;
+    Ok(scanner.next_row()?.map(|r| r.row().clone()))
 }
 
 impl TabletService for RegionServer {
@@ -268,15 +313,20 @@ impl TabletService for RegionServer {
         right: u64,
     ) -> RsResult<SplitOutcome> {
         let t = self.tablet(tablet)?;
+        let refused = |why: &str| {
+            RsError::Storage(tabula_storage::Error::InvalidArgument(format!(
+                "tablet {tablet} {why}"
+            )))
+        };
         let at = match at {
             Some(a) => a,
-            None => t.midpoint_row().ok_or_else(|| {
-                RsError::Storage(tabula_storage::Error::InvalidArgument(format!(
-                    "tablet {tablet} holds too little data to split"
-                )))
-            })?,
+            None => t
+                .midpoint_row()
+                .ok_or_else(|| refused("holds too little data to split"))?,
         };
         let schema = t.schema().as_ref().clone();
+        let at = split_row_allowed(&t, schema.split_rule(), at)?
+            .ok_or_else(|| refused("has no row its table's split policy allows a split at"))?;
         let (l, r) = self.engine.split_tablet(tablet, &at, left, right)?;
         let desc = |t: &tabula_storage::Tablet| TabletDescriptor {
             id: t.id(),

@@ -47,7 +47,8 @@ pub use error::{Error, Result};
 pub use filter::{CellVerdict, ColumnHint, Filter, RowVerdict, SkipHint};
 pub use read::ReadOptions;
 pub use schema::{
-    BloomType, Compression, CompressionName, FamilyExtras, FamilySchema, KeepDeleted, TableSchema,
+    BloomType, Compression, CompressionName, FamilyExtras, FamilySchema, KeepDeleted, SplitRule,
+    TableSchema,
 };
 pub use tablet::{
     CompareOp, Condition, LoadSplit, RowResult, ScanRequest, Tablet, TabletDescriptor,

@@ -2,7 +2,9 @@
 //!
 //! Owns: per-family garbage-collection and storage settings (max versions, TTL,
 //! compression, bloom filter, block caching) and their validation, and the
-//! family settings clients read back that change nothing here ([`FamilyExtras`]).
+//! family settings clients read back that change nothing here ([`FamilyExtras`]),
+//! and the table-wide ones: flush size, whether its tablets are compacted, and
+//! where they may split ([`SplitRule`]).
 //! Must not: know how schemas are stored or distributed (the coordinator owns that).
 
 use std::collections::BTreeMap;
@@ -300,6 +302,70 @@ impl FamilySchema {
     }
 }
 
+/// Where a table's tablets may split (HBase's SPLIT_POLICY): the row a split
+/// chose is shaped by the rule before the tablet splits there.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SplitRule {
+    /// At any row (HBase's size-based policies).
+    #[default]
+    Anywhere,
+    /// Never (DisabledRegionSplitPolicy).
+    Never,
+    /// Only where the first `n` bytes of rows change, so rows sharing them stay
+    /// in one tablet (KeyPrefixRegionSplitPolicy).
+    KeyPrefix(usize),
+    /// Only where the part of rows before the first delimiter changes
+    /// (DelimitedKeyPrefixRegionSplitPolicy); a row without it is kept whole.
+    Delimiter(Bytes),
+}
+
+impl SplitRule {
+    /// The row to split at in place of `row` (the chosen one cut to its
+    /// prefix); `None` when the rule forbids splits.
+    pub fn shape(&self, row: &[u8]) -> Option<Bytes> {
+        let cut = match self {
+            SplitRule::Anywhere => row.len(),
+            SplitRule::Never => return None,
+            SplitRule::KeyPrefix(n) => (*n).min(row.len()),
+            SplitRule::Delimiter(d) if d.is_empty() => row.len(),
+            SplitRule::Delimiter(d) => row
+                .windows(d.len())
+                .position(|w| w == d.as_ref())
+                .unwrap_or(row.len()),
+        };
+        Some(Bytes::copy_from_slice(row.get(..cut).unwrap_or(row)))
+    }
+
+    /// The least row past every row that [`SplitRule::shape`] cuts to `prefix`
+    /// (so the next such prefix is at or after the first row from there); `None`
+    /// when no row is.
+    pub fn after_group(&self, prefix: &[u8]) -> Option<Bytes> {
+        let mut bound = prefix.to_vec();
+        match self {
+            SplitRule::KeyPrefix(n) if prefix.len() >= *n => return next_prefix(bound),
+            SplitRule::Delimiter(d) if !d.is_empty() => {
+                bound.extend_from_slice(d);
+                return next_prefix(bound);
+            }
+            _ => {}
+        }
+        // Only `prefix` itself is cut to `prefix`.
+        bound.push(0);
+        Some(Bytes::from(bound))
+    }
+}
+
+/// The least key above every key starting with `prefix`; `None` when all bytes
+/// are 0xFF.
+fn next_prefix(mut prefix: Vec<u8>) -> Option<Bytes> {
+    while prefix.last() == Some(&0xFF) {
+        prefix.pop();
+    }
+    let last = prefix.last_mut()?;
+    *last += 1;
+    Some(Bytes::from(prefix))
+}
+
 /// The families of a table, sorted by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TableSchema {
@@ -313,6 +379,8 @@ pub struct TableSchema {
     /// COMPACTION_ENABLED set to false): no merging or major compactions, asked
     /// for or not, until it is set back.
     compactions_disabled: bool,
+    /// Where the table's tablets may split.
+    split_rule: SplitRule,
 }
 
 impl TableSchema {
@@ -335,6 +403,7 @@ impl TableSchema {
             families,
             flush_size: None,
             compactions_disabled: false,
+            split_rule: SplitRule::Anywhere,
         })
     }
 
@@ -359,6 +428,17 @@ impl TableSchema {
     /// Whether the table's tablets may be compacted (HBase's COMPACTION_ENABLED).
     pub fn compactions_enabled(&self) -> bool {
         !self.compactions_disabled
+    }
+
+    /// The same with its tablets splitting by `rule`.
+    pub fn with_split_rule(mut self, rule: SplitRule) -> Self {
+        self.split_rule = rule;
+        self
+    }
+
+    /// Where the table's tablets may split.
+    pub fn split_rule(&self) -> &SplitRule {
+        &self.split_rule
     }
 
     /// The families, sorted by name.
@@ -386,6 +466,51 @@ impl TableSchema {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_rules_cut_the_chosen_row_to_its_prefix() {
+        let shaped = |rule: SplitRule, row: &[u8]| rule.shape(row).map(|b| b.to_vec());
+        assert_eq!(
+            shaped(SplitRule::Anywhere, b"user7|42"),
+            Some(b"user7|42".to_vec())
+        );
+        assert_eq!(shaped(SplitRule::Never, b"user7|42"), None);
+        assert_eq!(
+            shaped(SplitRule::KeyPrefix(5), b"user7|42"),
+            Some(b"user7".to_vec())
+        );
+        assert_eq!(
+            shaped(SplitRule::KeyPrefix(20), b"user7"),
+            Some(b"user7".to_vec())
+        );
+        let bar = || SplitRule::Delimiter(Bytes::from_static(b"|"));
+        assert_eq!(shaped(bar(), b"user7|42|x"), Some(b"user7".to_vec()));
+        assert_eq!(
+            shaped(bar(), b"user7"),
+            Some(b"user7".to_vec()),
+            "kept whole"
+        );
+        let two = SplitRule::Delimiter(Bytes::from_static(b"::"));
+        assert_eq!(shaped(two, b"a:b::c"), Some(b"a:b".to_vec()));
+    }
+
+    #[test]
+    fn the_row_after_a_prefix_group_bounds_every_row_of_it() {
+        let after = |rule: SplitRule, prefix: &[u8]| rule.after_group(prefix).map(|b| b.to_vec());
+        assert_eq!(
+            after(SplitRule::KeyPrefix(3), b"ab\xff"),
+            Some(b"ac".to_vec())
+        );
+        assert_eq!(after(SplitRule::KeyPrefix(3), b"\xff\xff\xff"), None);
+        // A row shorter than the prefix is a group of its own.
+        assert_eq!(
+            after(SplitRule::KeyPrefix(3), b"ab"),
+            Some(b"ab\x00".to_vec())
+        );
+        let bar = SplitRule::Delimiter(Bytes::from_static(b"|"));
+        assert_eq!(after(bar, b"user7"), Some(b"user7}".to_vec()));
+        assert_eq!(after(SplitRule::Anywhere, b"r"), Some(b"r\x00".to_vec()));
+    }
 
     #[test]
     fn min_versions_may_not_exceed_max_versions() {

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use tabula_regionserver::{RsError, TabletService};
+use tabula_storage::SplitRule;
 
 use crate::catalog::{TabletLocation, FIRST_USER_TABLET_ID};
 
@@ -16,13 +17,18 @@ use super::{shown, CoordResult, Coordinator};
 
 impl Coordinator {
     /// Splits user tablets that grew past their table's threshold: its
-    /// `MAX_FILESIZE`, else the server's (0: never). Returns how many split.
+    /// `MAX_FILESIZE`, else the server's (0: never; tables whose split policy
+    /// forbids splits, never). Returns how many split.
     pub fn split_large_tablets(&self) -> CoordResult<usize> {
         let thresholds: HashMap<Bytes, u64> = self
             .tables()
             .into_iter()
             .map(|t| {
-                let threshold = t.max_file_size().unwrap_or(self.opts.split_threshold_bytes);
+                let threshold = if t.split_rule() == SplitRule::Never {
+                    0
+                } else {
+                    t.max_file_size().unwrap_or(self.opts.split_threshold_bytes)
+                };
                 (t.name, threshold)
             })
             .collect();

@@ -13,7 +13,7 @@ use tabula_storage::tablet::{
 };
 use tabula_storage::{
     BloomType, Cell, ColumnSelector, Compression, Durability, FamilySchema, KeepDeleted, Mutation,
-    RowMutation, TableSchema, TimeRange,
+    RowMutation, SplitRule, TableSchema, TimeRange,
 };
 
 use super::pb;
@@ -365,6 +365,15 @@ pub fn schema_to_wire(schema: &TableSchema) -> pb::TableSchema {
             .collect(),
         flush_size: schema.flush_size().map(|b| b as u64),
         compactions_disabled: !schema.compactions_enabled(),
+        splits_disabled: *schema.split_rule() == SplitRule::Never,
+        split_prefix_length: match schema.split_rule() {
+            SplitRule::KeyPrefix(n) => u32::try_from(*n).unwrap_or(u32::MAX),
+            _ => 0,
+        },
+        split_delimiter: match schema.split_rule() {
+            SplitRule::Delimiter(d) => d.clone(),
+            _ => Bytes::new(),
+        },
     }
 }
 
@@ -405,9 +414,21 @@ pub fn schema_from_wire(schema: Option<pb::TableSchema>) -> RsResult<TableSchema
         .flush_size
         .map(|b| usize::try_from(b).map_err(|_| malformed("flush size")))
         .transpose()?;
+    let split_rule = if schema.splits_disabled {
+        SplitRule::Never
+    } else if schema.split_prefix_length > 0 {
+        SplitRule::KeyPrefix(
+            usize::try_from(schema.split_prefix_length).map_err(|_| malformed("split prefix"))?,
+        )
+    } else if !schema.split_delimiter.is_empty() {
+        SplitRule::Delimiter(schema.split_delimiter)
+    } else {
+        SplitRule::Anywhere
+    };
     Ok(TableSchema::new(schema.name, families)?
         .with_flush_size(flush_size)
-        .with_compactions_disabled(schema.compactions_disabled))
+        .with_compactions_disabled(schema.compactions_disabled)
+        .with_split_rule(split_rule))
 }
 
 pub fn descriptor_to_wire(desc: &TabletDescriptor) -> pb::TabletDescriptor {
@@ -663,6 +684,18 @@ mod tests {
             .unwrap()
             .with_flush_size(Some(8 << 20))
             .with_compactions_disabled(true);
+        for rule in [
+            SplitRule::Anywhere,
+            SplitRule::Never,
+            SplitRule::KeyPrefix(4),
+            SplitRule::Delimiter(Bytes::from_static(b"|")),
+        ] {
+            let schema = schema.clone().with_split_rule(rule);
+            assert_eq!(
+                schema_from_wire(Some(schema_to_wire(&schema))).unwrap(),
+                schema
+            );
+        }
         let wire = schema_to_wire(&schema);
         assert_eq!(schema_from_wire(Some(wire.clone())).unwrap(), schema);
         let mut bad = wire.clone();
