@@ -119,6 +119,12 @@ impl TabletService for Counted {
     fn recover_log_of(&self, server: &str) -> RsResult<()> {
         self.inner.recover_log_of(server)
     }
+    fn slow_calls(&self) -> RsResult<Vec<tabula_regionserver::slow_log::SlowCall>> {
+        self.inner.slow_calls()
+    }
+    fn clear_slow_calls(&self) -> RsResult<bool> {
+        self.inner.clear_slow_calls()
+    }
 }
 
 fn counted(dir: &Path, name: &str) -> Arc<Counted> {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use tabula_coordinator::tables::TableSettings;
+use tabula_regionserver::slow_log::SlowCall;
 use tabula_regionserver::{ReadSpec, ScanSpec};
 use tabula_storage::tablet::{Condition, RowResult};
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
@@ -27,6 +28,14 @@ pub struct TableInfo {
     pub durability: Option<Durability>,
     /// HBase's table values (`MAX_FILESIZE`, ...), as the client set them.
     pub attributes: std::collections::BTreeMap<Bytes, Bytes>,
+}
+
+/// A call of a regionserver's slow-call log, with the name of the region it
+/// served (`table,startKey,id.` as region locations name it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedCall {
+    pub call: SlowCall,
+    pub region: String,
 }
 
 /// One region (tablet) of a table, as HBase's region APIs describe it.
@@ -243,6 +252,11 @@ pub trait Backend: Send + Sync {
     fn region_for_row(&self, table: &[u8], row: &[u8]) -> BackendResult<RegionInfo>;
     /// An identifier of this cluster.
     fn cluster_id(&self) -> String;
+    /// The slow-call log of regionserver `server` (`host:port`, as region
+    /// locations name it), newest first, each call with its region's name.
+    fn slow_calls(&self, server: &str) -> BackendResult<Vec<LoggedCall>>;
+    /// Forgets the slow-call log of regionserver `server`; false when it keeps none.
+    fn clear_slow_calls(&self, server: &str) -> BackendResult<bool>;
     /// Records a grant (Tabula does not authenticate clients, so grants are stored and
     /// reported but not enforced).
     fn grant(&self, permission: Permission) -> BackendResult<()>;

@@ -7,8 +7,10 @@
 //! Must not: start anything.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Deserialize;
+use tabula_regionserver::slow_log::SlowLogSettings;
 
 /// Every setting of `tabula serve`, with its default.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -112,6 +114,18 @@ pub struct Settings {
     /// Thrift1 increment and incrementRows answer once queued; a worker applies
     /// them summed per cell (HBase's `hbase.regionserver.thrift.coalesceIncrement`).
     pub coalesce_increments: bool,
+    /// Keep the slow-call log Thrift2's getSlowLogResponses reads (HBase's
+    /// `hbase.regionserver.slowlog.buffer.enabled`).
+    pub slow_log_enabled: bool,
+    /// A tablet call running this many ms or more is logged as slow (HBase's
+    /// `hbase.ipc.warn.response.time`).
+    pub slow_log_threshold_ms: u64,
+    /// A tablet call answering this many bytes or more is logged as large
+    /// (HBase's `hbase.ipc.warn.response.size`).
+    pub slow_log_large_bytes: u64,
+    /// Calls the log keeps per regionserver, the oldest dropped first (HBase's
+    /// `hbase.regionserver.slowlog.ringbuffer.size`).
+    pub slow_log_size: usize,
 }
 
 impl Default for Settings {
@@ -154,6 +168,10 @@ impl Default for Settings {
             server_name: String::new(),
             readonly: false,
             coalesce_increments: false,
+            slow_log_enabled: false,
+            slow_log_threshold_ms: 10_000,
+            slow_log_large_bytes: 100 << 20,
+            slow_log_size: 256,
         }
     }
 }
@@ -221,6 +239,10 @@ const KEYS: &[&str] = &[
     "server_name",
     "readonly",
     "coalesce_increments",
+    "slow_log_enabled",
+    "slow_log_threshold_ms",
+    "slow_log_large_bytes",
+    "slow_log_size",
 ];
 
 /// The `TABULA_*` variables that name settings (others, such as those test scripts
@@ -277,6 +299,16 @@ impl Settings {
         Ok(s)
     }
 
+    /// What the regionserver's slow-call log keeps.
+    pub fn slow_log(&self) -> SlowLogSettings {
+        SlowLogSettings {
+            enabled: self.slow_log_enabled,
+            slow_after: Duration::from_millis(self.slow_log_threshold_ms),
+            large_after_bytes: self.slow_log_large_bytes,
+            capacity: self.slow_log_size,
+        }
+    }
+
     fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: &str| Err(ConfigError::Value(m.into()));
         if self.max_frame_size < 1024 {
@@ -290,6 +322,9 @@ impl Settings {
         }
         if self.maintenance_interval_secs == 0 {
             return bad("maintenance_interval_secs must be at least 1");
+        }
+        if self.slow_log_size == 0 {
+            return bad("slow_log_size must be positive");
         }
         if self.max_concurrent_calls == 0 {
             return bad("max_concurrent_calls must be positive");

@@ -19,8 +19,8 @@ use tabula_storage::tablet::{Condition, RowResult};
 use tabula_storage::{Cell, ColumnSelector, Durability, FamilySchema, RowMutation};
 
 use crate::backend::{
-    Backend, BackendError, BackendResult, NamespaceInfo, Permission, RegionInfo, TableInfo,
-    TableScanner,
+    Backend, BackendError, BackendResult, LoggedCall, NamespaceInfo, Permission, RegionInfo,
+    TableInfo, TableScanner,
 };
 use tabula_coordinator::tables::TableSettings;
 
@@ -320,6 +320,15 @@ impl Backend for NullBackend {
 
     fn cluster_id(&self) -> String {
         "tabula-null-backend".into()
+    }
+
+    fn slow_calls(&self, _server: &str) -> BackendResult<Vec<LoggedCall>> {
+        // No storage work, so no tablet call to log.
+        Ok(Vec::new())
+    }
+
+    fn clear_slow_calls(&self, _server: &str) -> BackendResult<bool> {
+        Ok(false)
     }
 
     fn grant(&self, _permission: Permission) -> BackendResult<()> {

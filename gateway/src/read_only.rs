@@ -14,8 +14,8 @@ use tabula_storage::tablet::Condition;
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
 
 use crate::backend::{
-    Backend, BackendError, BackendResult, NamespaceInfo, Permission, RegionInfo, TableInfo,
-    TableScanner,
+    Backend, BackendError, BackendResult, LoggedCall, NamespaceInfo, Permission, RegionInfo,
+    TableInfo, TableScanner,
 };
 use tabula_coordinator::tables::TableSettings;
 
@@ -139,6 +139,14 @@ impl Backend for ReadOnlyBackend {
 
     fn cluster_id(&self) -> String {
         self.inner.cluster_id()
+    }
+
+    fn slow_calls(&self, server: &str) -> BackendResult<Vec<LoggedCall>> {
+        self.inner.slow_calls(server)
+    }
+
+    fn clear_slow_calls(&self, server: &str) -> BackendResult<bool> {
+        self.inner.clear_slow_calls(server)
     }
 
     fn grant(&self, _permission: Permission) -> BackendResult<()> {

@@ -214,6 +214,7 @@ fn register_and_open(
             name: name.to_owned(),
             scanner_lease: Duration::from_secs(settings.scanner_lease_secs.max(1)),
             logs_root: Some(settings.data_dir.join(LOGS_DIR)),
+            slow_log: settings.slow_log(),
         },
     ));
     tracing::info!(server = name, rpc = %rpc_addr, "registered with the cluster");

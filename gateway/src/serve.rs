@@ -195,6 +195,7 @@ pub async fn start(settings: &Settings) -> Result<Running, ServeError> {
                     name,
                     scanner_lease: Duration::from_secs(settings.scanner_lease_secs.max(1)),
                     logs_root,
+                    slow_log: settings.slow_log(),
                 },
             ));
             // Regionservers of other processes already registered keep their tablets.

@@ -13,6 +13,7 @@ use tabula_storage::tablet::{
 use tabula_storage::{Cell, ColumnSelector, Durability, RowMutation, TimeRange};
 
 use crate::filter::FilterError;
+use crate::slow_log::SlowCall;
 
 /// What a read asks for (the serializable form of the engine's ReadOptions).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -279,4 +280,10 @@ pub trait TabletService: Send + Sync {
     /// nothing when that server left no log, or when this server shares no storage
     /// with others. The caller must make sure `server` is dead and stays so.
     fn recover_log_of(&self, server: &str) -> RsResult<()>;
+
+    /// The calls the slow-call log holds, newest first (none when it is not kept).
+    fn slow_calls(&self) -> RsResult<Vec<SlowCall>>;
+
+    /// Forgets the slow-call log's calls; false when it is not kept.
+    fn clear_slow_calls(&self) -> RsResult<bool>;
 }

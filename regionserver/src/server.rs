@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+
+use crate::slow_log::{CallKind, SlowCall, SlowLog, SlowLogSettings};
 use tabula_storage::read::ReadOptions;
 use tabula_storage::tablet::{Condition, ScanRequest, TabletDescriptor, TabletScanner};
 use tabula_storage::{Cell, Durability, Engine, RowMutation, SplitRule, TableSchema};
@@ -26,6 +28,8 @@ use crate::filter::parse_filter;
 struct LeasedScanner {
     scanner: Arc<Mutex<TabletScanner>>,
     last_used: Instant,
+    /// The tablet it reads (for the slow-call log).
+    tablet: u64,
 }
 
 /// Settings of a regionserver.
@@ -39,6 +43,8 @@ pub struct RegionServerOptions {
     /// directory per server name (`<data>/logs`); `None` when the storage is this
     /// server's alone.
     pub logs_root: Option<std::path::PathBuf>,
+    /// Which calls the slow-call log keeps.
+    pub slow_log: SlowLogSettings,
 }
 
 impl Default for RegionServerOptions {
@@ -47,6 +53,7 @@ impl Default for RegionServerOptions {
             name: "regionserver-0".into(),
             scanner_lease: Duration::from_secs(60),
             logs_root: None,
+            slow_log: SlowLogSettings::default(),
         }
     }
 }
@@ -57,6 +64,7 @@ pub struct RegionServer {
     engine: Arc<Engine>,
     scanners: Mutex<HashMap<u64, LeasedScanner>>,
     next_scanner: AtomicU64,
+    slow_log: SlowLog,
 }
 
 /// Converts a read spec into engine read options (compiling the filter).
@@ -78,6 +86,7 @@ impl RegionServer {
     /// A regionserver over `engine`.
     pub fn new(engine: Arc<Engine>, opts: RegionServerOptions) -> RegionServer {
         RegionServer {
+            slow_log: SlowLog::new(opts.slow_log.clone(), &opts.name),
             opts,
             engine,
             scanners: Mutex::new(HashMap::new()),
@@ -88,6 +97,14 @@ impl RegionServer {
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The table of tablet `id`, named in slow-call records.
+    fn table_of(&self, id: u64) -> String {
+        self.engine
+            .tablet(id)
+            .map(|t| t.schema().name.clone())
+            .unwrap_or_default()
     }
 
     fn tablet(&self, id: u64) -> RsResult<Arc<tabula_storage::Tablet>> {
@@ -109,6 +126,58 @@ impl RegionServer {
         s.len()
     }
 
+    /// Opens a scanner of `tablet` and leases it.
+    fn open_scanner_on(&self, tablet: u64, spec: &ScanSpec) -> RsResult<u64> {
+        let t = self.tablet(tablet)?;
+        let mut read = read_options(&spec.read)?;
+        if let Some(filter) = read.filter.as_mut() {
+            filter.set_reversed(spec.reverse);
+        }
+        let scanner = t.scan(ScanRequest {
+            start_row: spec.start_row.clone(),
+            stop_row: spec.stop_row.clone(),
+            reverse: spec.reverse,
+            read,
+            batch: spec.batch as usize,
+        })?;
+        let id = self.next_scanner.fetch_add(1, Ordering::Relaxed);
+        self.scanners.lock().insert(
+            id,
+            LeasedScanner {
+                scanner: Arc::new(Mutex::new(scanner)),
+                last_used: Instant::now(),
+                tablet,
+            },
+        );
+        Ok(id)
+    }
+
+    /// The next rows of scanner `id`.
+    fn next_batch(
+        &self,
+        id: u64,
+        scanner: &Mutex<TabletScanner>,
+        max_rows: usize,
+    ) -> RsResult<ScanBatch> {
+        let mut s = scanner.lock();
+        let rows = s.next_rows(max_rows.max(1))?;
+        let exhausted = rows.len() < max_rows.max(1);
+        let out = ScanBatch {
+            exhausted,
+            ended_by_filter: exhausted && s.ended_by_filter(),
+            rows,
+        };
+        if let Some(l) = self.scanners.lock().get_mut(&id) {
+            l.last_used = Instant::now();
+        }
+        Ok(out)
+    }
+
+    /// The slow-call log.
+    pub fn slow_log(&self) -> &SlowLog {
+        &self.slow_log
+    }
+
     /// Number of open scanners.
     pub fn open_scanners(&self) -> usize {
         self.scanners.lock().len()
@@ -119,6 +188,14 @@ impl RegionServer {
         self.scanners.lock().clear();
         self.engine.shutdown().map_err(RsError::from)
     }
+}
+
+/// About how many bytes `cells` answer: rows, columns and values.
+fn cells_bytes(cells: &[Cell]) -> u64 {
+    cells
+        .iter()
+        .map(|c| (c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 8) as u64)
+        .sum()
 }
 
 /// Where `tablet` may split in place of `at` under its table's split policy:
@@ -172,15 +249,27 @@ impl TabletService for RegionServer {
     }
 
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {
-        self.engine
-            .with_tablet(tablet, |t| -> RsResult<Vec<Cell>> {
-                Ok(t.get(row, read_options(spec)?)?)
-            })
-            .map_err(|_| RsError::NotServing { tablet })?
+        self.slow_log.timed(
+            CallKind::single("Get", "GetRequest", tablet, row),
+            || self.table_of(tablet),
+            || {
+                self.engine
+                    .with_tablet(tablet, |t| -> RsResult<Vec<Cell>> {
+                        Ok(t.get(row, read_options(spec)?)?)
+                    })
+                    .map_err(|_| RsError::NotServing { tablet })?
+            },
+            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+        )
     }
 
     fn mutate(&self, tablet: u64, mutation: &RowMutation, durability: Durability) -> RsResult<()> {
-        Ok(self.tablet(tablet)?.mutate(mutation, durability)?)
+        self.slow_log.timed(
+            CallKind::single("Mutate", "MutateRequest", tablet, &mutation.row),
+            || self.table_of(tablet),
+            || Ok(self.tablet(tablet)?.mutate(mutation, durability)?),
+            |_| 0,
+        )
     }
 
     fn mutate_batch(
@@ -192,15 +281,32 @@ impl TabletService for RegionServer {
             .iter()
             .map(|(tablet, rows)| (*tablet, rows.as_slice()))
             .collect();
-        self.engine
-            .mutate_batches(&groups, durability)
-            .into_iter()
-            .map(|group| {
-                group
-                    .map(|rows| rows.into_iter().map(|r| r.map_err(RsError::from)).collect())
-                    .map_err(RsError::from)
-            })
-            .collect()
+        let first = batches.first().map_or(0, |(tablet, _)| *tablet);
+        let kind = CallKind {
+            method: "Multi",
+            request: "MultiRequest",
+            tablet: first,
+            row: &[],
+            multi_mutations: batches.iter().map(|(_, rows)| rows.len()).sum(),
+        };
+        self.slow_log.timed(
+            kind,
+            || self.table_of(first),
+            || {
+                self.engine
+                    .mutate_batches(&groups, durability)
+                    .into_iter()
+                    .map(|group| {
+                        group
+                            .map(|rows| {
+                                rows.into_iter().map(|r| r.map_err(RsError::from)).collect()
+                            })
+                            .map_err(RsError::from)
+                    })
+                    .collect()
+            },
+            |_| 0,
+        )
     }
 
     fn check_and_mutate(
@@ -210,9 +316,16 @@ impl TabletService for RegionServer {
         mutation: &RowMutation,
         durability: Durability,
     ) -> RsResult<bool> {
-        Ok(self
-            .tablet(tablet)?
-            .check_and_mutate(condition, mutation, durability)?)
+        self.slow_log.timed(
+            CallKind::single("Mutate", "MutateRequest", tablet, &mutation.row),
+            || self.table_of(tablet),
+            || {
+                Ok(self
+                    .tablet(tablet)?
+                    .check_and_mutate(condition, mutation, durability)?)
+            },
+            |_| 0,
+        )
     }
 
     fn increment(
@@ -222,7 +335,12 @@ impl TabletService for RegionServer {
         columns: &[(Bytes, Bytes, i64)],
         durability: Durability,
     ) -> RsResult<Vec<Cell>> {
-        Ok(self.tablet(tablet)?.increment(row, columns, durability)?)
+        self.slow_log.timed(
+            CallKind::single("Mutate", "MutateRequest", tablet, row),
+            || self.table_of(tablet),
+            || Ok(self.tablet(tablet)?.increment(row, columns, durability)?),
+            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+        )
     }
 
     fn append(
@@ -232,54 +350,41 @@ impl TabletService for RegionServer {
         columns: &[(Bytes, Bytes, Bytes)],
         durability: Durability,
     ) -> RsResult<Vec<Cell>> {
-        Ok(self.tablet(tablet)?.append(row, columns, durability)?)
+        self.slow_log.timed(
+            CallKind::single("Mutate", "MutateRequest", tablet, row),
+            || self.table_of(tablet),
+            || Ok(self.tablet(tablet)?.append(row, columns, durability)?),
+            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+        )
     }
 
     fn open_scanner(&self, tablet: u64, spec: &ScanSpec) -> RsResult<u64> {
-        let t = self.tablet(tablet)?;
-        let mut read = read_options(&spec.read)?;
-        if let Some(filter) = read.filter.as_mut() {
-            filter.set_reversed(spec.reverse);
-        }
-        let scanner = t.scan(ScanRequest {
-            start_row: spec.start_row.clone(),
-            stop_row: spec.stop_row.clone(),
-            reverse: spec.reverse,
-            read,
-            batch: spec.batch as usize,
-        })?;
-        let id = self.next_scanner.fetch_add(1, Ordering::Relaxed);
-        self.scanners.lock().insert(
-            id,
-            LeasedScanner {
-                scanner: Arc::new(Mutex::new(scanner)),
-                last_used: Instant::now(),
-            },
-        );
-        Ok(id)
+        self.slow_log.timed(
+            CallKind::single("Scan", "ScanRequest", tablet, &spec.start_row),
+            || self.table_of(tablet),
+            || self.open_scanner_on(tablet, spec),
+            |_| 0,
+        )
     }
 
     fn scanner_next(&self, scanner: u64, max_rows: usize) -> RsResult<ScanBatch> {
-        let s = {
+        let (s, tablet) = {
             let mut map = self.scanners.lock();
             let l = map
                 .get_mut(&scanner)
                 .ok_or(RsError::UnknownScanner { scanner })?;
             l.last_used = Instant::now();
-            Arc::clone(&l.scanner)
+            (Arc::clone(&l.scanner), l.tablet)
         };
-        let mut s = s.lock();
-        let rows = s.next_rows(max_rows.max(1))?;
-        let exhausted = rows.len() < max_rows.max(1);
-        let out = ScanBatch {
-            exhausted,
-            ended_by_filter: exhausted && s.ended_by_filter(),
-            rows,
-        };
-        if let Some(l) = self.scanners.lock().get_mut(&scanner) {
-            l.last_used = Instant::now();
-        }
-        Ok(out)
+        self.slow_log.timed(
+            CallKind::single("Scan", "ScanRequest", tablet, &[]),
+            || self.table_of(tablet),
+            || self.next_batch(scanner, &s, max_rows),
+            |out| {
+                out.as_ref()
+                    .map_or(0, |b| b.rows.iter().map(|r| cells_bytes(&r.cells)).sum())
+            },
+        )
     }
 
     fn close_scanner(&self, scanner: u64) {
@@ -391,6 +496,14 @@ impl TabletService for RegionServer {
         std::fs::remove_dir_all(&dir)
             .map_err(|e| tabula_storage::Error::io(format!("removing {}", dir.display()), e))?;
         Ok(())
+    }
+
+    fn slow_calls(&self) -> RsResult<Vec<SlowCall>> {
+        Ok(self.slow_log.calls())
+    }
+
+    fn clear_slow_calls(&self) -> RsResult<bool> {
+        Ok(self.slow_log.clear())
     }
 }
 

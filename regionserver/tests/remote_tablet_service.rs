@@ -620,3 +620,61 @@ fn every_part_of_a_batch_to_a_server_that_went_away_says_so() {
         );
     }
 }
+
+#[test]
+fn the_slow_call_log_travels_and_names_the_calling_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = EngineOptions::new(dir.path());
+    options.background_work = false;
+    let engine = Arc::new(Engine::open(options).expect("engine opens"));
+    // Every call is slow at a threshold of 0.
+    let behind = Arc::new(RegionServer::new(
+        engine,
+        RegionServerOptions {
+            name: "127.0.0.1:16020".into(),
+            slow_log: tabula_regionserver::slow_log::SlowLogSettings {
+                enabled: true,
+                slow_after: Duration::ZERO,
+                ..Default::default()
+            },
+            ..RegionServerOptions::default()
+        },
+    ));
+    let served = Served::start(Arc::clone(&behind) as Arc<dyn TabletService>);
+    let remote =
+        RemoteTabletService::connect(&served.addr.to_string(), RemoteOptions::default()).unwrap();
+    remote.open_tablet(&descriptor(TABLET)).unwrap();
+    let row = Bytes::from_static(b"r1");
+    let m = RowMutation::new(row.clone()).put(&b"a"[..], &b"q"[..], 5, &b"v"[..]);
+    remote.mutate(TABLET, &m, Durability::Sync).unwrap();
+    assert_eq!(
+        remote
+            .get(TABLET, &row, &ReadSpec::default())
+            .unwrap()
+            .len(),
+        1
+    );
+    // A call made in the server's own process names its host.
+    behind.get(TABLET, &row, &ReadSpec::default()).unwrap();
+
+    let calls = remote.slow_calls().unwrap();
+    let seen: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c.method.as_str(), c.param.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("Get", "tablet=100, row=r1"),
+            ("Get", "tablet=100, row=r1"),
+            ("Mutate", "tablet=100, row=r1")
+        ]
+    );
+    assert_eq!(calls[0].client, "127.0.0.1", "{calls:?}");
+    // Over the wire: the calling socket's address.
+    assert!(calls[1].client.starts_with("127.0.0.1:"), "{calls:?}");
+    assert_eq!(calls[1].table, "t");
+    assert!(calls[1].response_bytes > 0, "{calls:?}");
+    assert!(remote.clear_slow_calls().unwrap());
+    assert!(remote.slow_calls().unwrap().is_empty());
+}

@@ -29,8 +29,8 @@ use tabula_storage::tablet::Condition;
 use tabula_storage::{Cell, Durability, FamilySchema, RowMutation};
 
 use crate::backend::{
-    Backend, BackendError, BackendResult, NamespaceInfo, Permission, PermissionScope, RegionInfo,
-    TableInfo, TableScanner,
+    Backend, BackendError, BackendResult, LoggedCall, NamespaceInfo, Permission, PermissionScope,
+    RegionInfo, TableInfo, TableScanner,
 };
 use retry::{Backoff, Resend};
 use router::Router;
@@ -315,6 +315,38 @@ impl ClusterBackend {
         }
     }
 
+    /// The regionserver named `server` (`host:port`, or a bare name).
+    fn regionserver(&self, server: &str) -> BackendResult<Arc<dyn TabletService>> {
+        self.coordinator
+            .server(server)
+            .ok_or_else(|| BackendError::Io {
+                message: format!("{server} is not a regionserver of this cluster"),
+                retry: false,
+            })
+    }
+
+    /// The region name of tablet `tablet` of `table`, as region locations give it
+    /// (a tablet since split or dropped: its table and id with no start key).
+    fn region_name_of(&self, table: &str, tablet: u64) -> String {
+        let Some(t) = self.coordinator.table(table.as_bytes()) else {
+            return format!("{table},,{tablet}.");
+        };
+        let location = self
+            .coordinator
+            .table_tablets(&t.name)
+            .ok()
+            .and_then(|tablets| tablets.into_iter().find(|l| l.tablet_id == tablet));
+        match location {
+            Some(loc) => shown(&self.region_info(&loc, t.created_ms).name),
+            None => {
+                let id = t
+                    .created_ms
+                    .saturating_add(i64::try_from(tablet).unwrap_or(0));
+                format!("{table},,{id}.")
+            }
+        }
+    }
+
     fn permission_key(p: &Permission) -> String {
         match &p.scope {
             PermissionScope::Table(t) => format!("table/{}/{}", shown(t), p.user),
@@ -517,6 +549,26 @@ impl Backend for ClusterBackend {
 
     fn cluster_id(&self) -> String {
         self.coordinator.cluster_id()
+    }
+
+    fn slow_calls(&self, server: &str) -> BackendResult<Vec<LoggedCall>> {
+        let calls = self
+            .regionserver(server)?
+            .slow_calls()
+            .map_err(|e| rs_error(b"", e))?;
+        Ok(calls
+            .into_iter()
+            .map(|call| LoggedCall {
+                region: self.region_name_of(&call.table, call.tablet),
+                call,
+            })
+            .collect())
+    }
+
+    fn clear_slow_calls(&self, server: &str) -> BackendResult<bool> {
+        self.regionserver(server)?
+            .clear_slow_calls()
+            .map_err(|e| rs_error(b"", e))
     }
 
     fn grant(&self, permission: Permission) -> BackendResult<()> {

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use bytes::Bytes;
+use tabula_regionserver::slow_log::SlowCall;
 use tabula_regionserver::{
     ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
 };
@@ -127,6 +128,14 @@ impl TabletService for Unavailable {
     }
 
     fn recover_log_of(&self, _: &str) -> RsResult<()> {
+        gone(0)
+    }
+
+    fn slow_calls(&self) -> RsResult<Vec<SlowCall>> {
+        gone(0)
+    }
+
+    fn clear_slow_calls(&self) -> RsResult<bool> {
         gone(0)
     }
 }

@@ -6,7 +6,8 @@
 //! its own module: [`data`] (get, exists, put, delete, check-and-*, increment,
 //! append, mutateRow and their *Multiple forms), [`scans`] (openScanner,
 //! getScannerRows, closeScanner, getScannerResults), [`admin`] (tables, families,
-//! namespaces, regions, grants, cluster identity); [`convert`] maps Thrift2 structs
+//! namespaces, regions, grants, cluster identity), [`slow_log`] (the slow-call
+//! logs); [`convert`] maps Thrift2 structs
 //! onto engine types and back, [`errors`] maps failures onto TIOError,
 //! TIllegalArgument or TApplicationException, and [`service`] ties them to method
 //! names.
@@ -44,9 +45,10 @@
 //!   has one block encoding).
 //! - Table attributes are stored and read back; MAX_FILESIZE, MEMSTORE_FLUSHSIZE,
 //!   READONLY and COMPACTION_ENABLED are obeyed (see the coordinator's `tables`).
-//! - The slow-call log HBase keeps when `hbase.regionserver.slowlog.buffer.enabled`
-//!   is set is not kept: getSlowLogResponses answers `[]` and clearSlowLogResponses
-//!   `false` per server, what HBase answers with the buffer off (its default).
+//! - getSlowLogResponses reads the slow-call logs of the regionservers named (as
+//!   region locations name them), kept when `slow_log_enabled` is set (HBase's
+//!   `hbase.regionserver.slowlog.buffer.enabled`, off by default: `[]`, and
+//!   clearSlowLogResponses `false` per server, as HBase answers); see [`slow_log`].
 //! - Scanners: ids are i32 from 0, shared by every Thrift2 connection and separate
 //!   from Thrift1's; a scanner idle longer than its lease (default 60 s) is closed, as
 //!   are a connection's scanners when it closes; closeScanner of an unknown id is
@@ -59,6 +61,7 @@ pub mod errors;
 pub mod filter_bytes;
 pub mod scans;
 pub mod service;
+pub mod slow_log;
 
 use std::sync::Arc;
 

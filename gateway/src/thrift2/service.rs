@@ -363,20 +363,20 @@ impl THBaseServiceSyncHandler for Thrift2Handler {
 
     fn handle_get_slow_log_responses(
         &self,
-        _server_names: BTreeSet<TServerName>,
-        _log_query_filter: TLogQueryFilter,
+        server_names: BTreeSet<TServerName>,
+        log_query_filter: TLogQueryFilter,
     ) -> thrift::Result<Vec<TOnlineLogRecord>> {
-        // No slow-call log is kept (HBase's default: the buffer is off).
-        Ok(Vec::new())
+        answer(
+            "getSlowLogResponses",
+            self.slow_log_responses(&server_names, &log_query_filter),
+        )
     }
 
     fn handle_clear_slow_log_responses(
         &self,
         server_names: BTreeSet<TServerName>,
     ) -> thrift::Result<Vec<bool>> {
-        // One answer per server named: nothing was cleared, as no slow-call log
-        // is kept.
-        Ok(vec![false; server_names.len()])
+        answer("clearSlowLogResponses", self.clear_slow_logs(&server_names))
     }
 
     fn handle_grant(&self, info: TAccessControlEntity) -> thrift::Result<bool> {

@@ -28,6 +28,7 @@ use crate::api::{
     ReadSpec, RemoteFailure, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport,
     TabletService,
 };
+use crate::slow_log::SlowCall;
 
 /// Deadlines of calls on a remote regionserver, and the cluster's TLS.
 #[derive(Debug, Clone)]
@@ -450,5 +451,15 @@ impl TabletService for RemoteTabletService {
         };
         self.admin_call(|mut c| async move { c.recover_log_of(request).await })
             .map(|_| ())
+    }
+
+    fn slow_calls(&self) -> RsResult<Vec<SlowCall>> {
+        self.data_call(|mut c| async move { c.slow_calls(pb::Empty {}).await })
+            .and_then(|reply| reply.calls.into_iter().map(slow_call_from_wire).collect())
+    }
+
+    fn clear_slow_calls(&self) -> RsResult<bool> {
+        self.data_call(|mut c| async move { c.clear_slow_calls(pb::Empty {}).await })
+            .map(|reply| reply.cleared)
     }
 }

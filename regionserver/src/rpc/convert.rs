@@ -20,6 +20,7 @@ use super::pb;
 use crate::api::{
     ReadSpec, RemoteFailure, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport,
 };
+use crate::slow_log::{SlowCall, SlowKind};
 
 /// A message that does not decode into the type it stands for.
 fn malformed(what: &str) -> RsError {
@@ -498,6 +499,51 @@ pub fn report_to_wire(report: &[TabletReport]) -> pb::ReportReply {
             })
             .collect(),
     }
+}
+
+pub fn slow_call_to_wire(call: &SlowCall) -> pb::SlowCall {
+    pb::SlowCall {
+        start_ms: call.start_ms,
+        processing_ms: call.processing_ms,
+        response_bytes: call.response_bytes,
+        client: call.client.clone(),
+        method: call.method.clone(),
+        details: call.details.clone(),
+        param: call.param.clone(),
+        user: call.user.clone(),
+        multi_gets: call.multi_gets,
+        multi_mutations: call.multi_mutations,
+        tablet: call.tablet,
+        table: call.table.clone(),
+        kind: match call.kind {
+            SlowKind::Slow => pb::SlowKind::Slow,
+            SlowKind::Large => pb::SlowKind::Large,
+            SlowKind::Both => pb::SlowKind::Both,
+        } as i32,
+    }
+}
+
+pub fn slow_call_from_wire(call: pb::SlowCall) -> RsResult<SlowCall> {
+    let kind = match pb::SlowKind::try_from(call.kind).map_err(|_| malformed("slow call kind"))? {
+        pb::SlowKind::Slow => SlowKind::Slow,
+        pb::SlowKind::Large => SlowKind::Large,
+        pb::SlowKind::Both => SlowKind::Both,
+    };
+    Ok(SlowCall {
+        start_ms: call.start_ms,
+        processing_ms: call.processing_ms,
+        response_bytes: call.response_bytes,
+        client: call.client,
+        method: call.method,
+        details: call.details,
+        param: call.param,
+        user: call.user,
+        multi_gets: call.multi_gets,
+        multi_mutations: call.multi_mutations,
+        tablet: call.tablet,
+        table: call.table,
+        kind,
+    })
 }
 
 pub fn report_from_wire(report: pb::ReportReply) -> RsResult<Vec<TabletReport>> {

@@ -6,6 +6,7 @@
 //! failure (a status whose details hold a `Failure`). Must not: interpret calls.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use prost::Message;
@@ -17,6 +18,7 @@ use super::pb;
 use super::pb::tablet_service_server::{TabletService as TabletRpc, TabletServiceServer};
 use super::tls::ClusterTls;
 use crate::api::{RsError, RsResult, TabletService};
+use crate::slow_log::with_caller;
 
 /// Largest message either side accepts (a batch of large values).
 pub const MAX_MESSAGE_BYTES: usize = 512 << 20;
@@ -90,6 +92,19 @@ pub fn status_of(error: &RsError) -> Status {
     )
 }
 
+/// The address of the process a request came from, for the slow-call log.
+fn peer_of<T>(request: &Request<T>) -> Option<SocketAddr> {
+    request.remote_addr()
+}
+
+/// `call` run with `peer` as the caller the slow-call log names.
+fn from_peer<T>(
+    peer: Option<SocketAddr>,
+    call: impl FnOnce(&dyn TabletService) -> RsResult<T>,
+) -> impl FnOnce(&dyn TabletService) -> RsResult<T> {
+    move |s| with_caller(peer, || call(s))
+}
+
 struct Exposed {
     service: Arc<dyn TabletService>,
     guard: Option<CallGuard>,
@@ -143,20 +158,22 @@ impl TabletRpc for Exposed {
     }
 
     async fn get(&self, request: Request<pb::GetRequest>) -> Reply<pb::CellsReply> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call_inline(move |s| {
+        self.call_inline(from_peer(peer, move |s| {
             let spec = read_spec_from_wire(r.spec)?;
             Ok(cells_to_wire(&s.get(r.tablet, &r.row, &spec)?))
-        })
+        }))
     }
 
     async fn mutate(&self, request: Request<pb::MutateRequest>) -> Reply<pb::Empty> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let mutation = mutation_from_wire(r.mutation)?;
             s.mutate(r.tablet, &mutation, durability_from_wire(r.durability)?)?;
             Ok(pb::Empty {})
-        })
+        }))
         .await
     }
 
@@ -164,8 +181,9 @@ impl TabletRpc for Exposed {
         &self,
         request: Request<pb::MutateBatchRequest>,
     ) -> Reply<pb::MutateBatchReply> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let durability = durability_from_wire(r.durability)?;
             let mut owned = Vec::with_capacity(r.batches.len());
             for batch in r.batches {
@@ -201,7 +219,7 @@ impl TabletRpc for Exposed {
                     })
                     .collect(),
             })
-        })
+        }))
         .await
     }
 
@@ -209,20 +227,22 @@ impl TabletRpc for Exposed {
         &self,
         request: Request<pb::CheckAndMutateRequest>,
     ) -> Reply<pb::AppliedReply> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let condition = condition_from_wire(r.condition)?;
             let mutation = mutation_from_wire(r.mutation)?;
             let durability = durability_from_wire(r.durability)?;
             let applied = s.check_and_mutate(r.tablet, &condition, &mutation, durability)?;
             Ok(pb::AppliedReply { applied })
-        })
+        }))
         .await
     }
 
     async fn increment(&self, request: Request<pb::IncrementRequest>) -> Reply<pb::CellsReply> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let columns: Vec<_> = r
                 .columns
                 .into_iter()
@@ -232,13 +252,14 @@ impl TabletRpc for Exposed {
             Ok(cells_to_wire(
                 &s.increment(r.tablet, &r.row, &columns, durability)?,
             ))
-        })
+        }))
         .await
     }
 
     async fn append(&self, request: Request<pb::AppendRequest>) -> Reply<pb::CellsReply> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let columns: Vec<_> = r
                 .columns
                 .into_iter()
@@ -248,26 +269,30 @@ impl TabletRpc for Exposed {
             Ok(cells_to_wire(
                 &s.append(r.tablet, &r.row, &columns, durability)?,
             ))
-        })
+        }))
         .await
     }
 
     async fn open_scanner(&self, request: Request<pb::OpenScannerRequest>) -> Reply<pb::ScannerId> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
-        self.call(move |s| {
+        self.call(from_peer(peer, move |s| {
             let spec = scan_spec_from_wire(r.spec)?;
             Ok(pb::ScannerId {
                 scanner: s.open_scanner(r.tablet, &spec)?,
             })
-        })
+        }))
         .await
     }
 
     async fn scanner_next(&self, request: Request<pb::ScannerNextRequest>) -> Reply<pb::ScanBatch> {
+        let peer = peer_of(&request);
         let r = request.into_inner();
         let max_rows = usize::try_from(r.max_rows).unwrap_or(usize::MAX);
-        self.call(move |s| Ok(scan_batch_to_wire(&s.scanner_next(r.scanner, max_rows)?)))
-            .await
+        self.call(from_peer(peer, move |s| {
+            Ok(scan_batch_to_wire(&s.scanner_next(r.scanner, max_rows)?))
+        }))
+        .await
     }
 
     async fn close_scanner(&self, request: Request<pb::ScannerId>) -> Reply<pb::Empty> {
@@ -354,5 +379,21 @@ impl TabletRpc for Exposed {
         let r = request.into_inner();
         self.call(move |s| s.recover_log_of(&r.server).map(|()| pb::Empty {}))
             .await
+    }
+
+    async fn slow_calls(&self, _: Request<pb::Empty>) -> Reply<pb::SlowCallsReply> {
+        self.call_inline(|s| {
+            Ok(pb::SlowCallsReply {
+                calls: s.slow_calls()?.iter().map(slow_call_to_wire).collect(),
+            })
+        })
+    }
+
+    async fn clear_slow_calls(&self, _: Request<pb::Empty>) -> Reply<pb::ClearedReply> {
+        self.call_inline(|s| {
+            Ok(pb::ClearedReply {
+                cleared: s.clear_slow_calls()?,
+            })
+        })
     }
 }
