@@ -226,4 +226,22 @@ fn many_tablets_spread_evenly_with_one_report_per_server() {
         "enabling 60 tablets asks each server for its tablets once"
     );
     assert_spread_evenly(&servers, 60 + catalog_tablets, "after the enable");
+
+    // Dropping the table asks no server for its tablets.
+    coord.disable_table(TABLE).expect("table disabled");
+    reports_asked(&servers);
+    coord.delete_table(TABLE).expect("table deleted");
+    assert_eq!(reports_asked(&servers), 0, "deleting 60 tablets");
+    assert_eq!(held(&servers).values().sum::<usize>(), catalog_tablets);
+    let tablet_dirs: Vec<_> = std::fs::read_dir(dir.path().join("data").join("tablets"))
+        .expect("tablets directory")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.parse::<u64>().is_ok())
+        .collect();
+    assert_eq!(
+        tablet_dirs.len(),
+        catalog_tablets,
+        "the table's directories are gone: {tablet_dirs:?}"
+    );
 }

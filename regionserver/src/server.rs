@@ -2,7 +2,8 @@
 //!
 //! Owns: translating service calls into tablet calls (compiling filter strings,
 //! converting read specs), the registry of open tablet scanners with their leases,
-//! and the regionserver's view of which tablets it serves.
+//! the regionserver's view of which tablets it serves, the row a split may use
+//! under its table's split policy, and timing data calls for the slow-call log.
 //! Must not: decide which tablets it serves (the coordinator assigns them) or know
 //! about Thrift.
 
@@ -13,8 +14,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-
-use crate::slow_log::{CallKind, SlowCall, SlowLog, SlowLogSettings};
 use tabula_storage::read::ReadOptions;
 use tabula_storage::tablet::{Condition, ScanRequest, TabletDescriptor, TabletScanner};
 use tabula_storage::{Cell, Durability, Engine, RowMutation, SplitRule, TableSchema};
@@ -23,6 +22,7 @@ use crate::api::{
     ReadSpec, RsError, RsResult, ScanBatch, ScanSpec, SplitOutcome, TabletReport, TabletService,
 };
 use crate::filter::parse_filter;
+use crate::slow_log::{CallKind, SlowCall, SlowLog, SlowLogSettings};
 
 /// A scanner and when it was last used.
 struct LeasedScanner {
@@ -171,11 +171,6 @@ impl RegionServer {
             l.last_used = Instant::now();
         }
         Ok(out)
-    }
-
-    /// The slow-call log.
-    pub fn slow_log(&self) -> &SlowLog {
-        &self.slow_log
     }
 
     /// Number of open scanners.

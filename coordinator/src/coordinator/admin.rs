@@ -236,14 +236,22 @@ impl Coordinator {
     /// Removes every tablet of a (disabled) table.
     fn drop_tablets(&self, name: &Bytes) -> CoordResult<()> {
         let tablets = self.table_tablets(name)?;
-        let server = Placement::new().pick(self)?;
+        // Any live server may delete a directory of the shared storage: the
+        // tablet's own where it is live, else the first (no server is asked for
+        // its tablets).
+        let any = self
+            .servers()
+            .into_iter()
+            .next()
+            .ok_or(CoordError::NoServers)?;
         for loc in &tablets {
-            if let Some(s) = self.server(&loc.server) {
+            let own = self.server(&loc.server);
+            if let Some(s) = &own {
                 s.close_tablet(loc.tablet_id)?;
             }
             let delete = catalog::delete_mutation(name, &loc.end_row, self.catalog_timestamp());
             self.apply_catalog(&delete)?;
-            server.destroy_tablet(loc.tablet_id)?;
+            own.as_ref().unwrap_or(&any).destroy_tablet(loc.tablet_id)?;
             fail::fail_point!("drop-tablets-tablet-dropped");
         }
         Ok(())
