@@ -280,6 +280,48 @@ fn with_a_client_ca_only_clients_holding_its_certificates_get_in() {
     );
 }
 
+/// Whether a client trusting `pki`'s CA completes a call on `addr`.
+fn served_for(pki: &Pki, addr: SocketAddr, seqid: i32) -> bool {
+    let mut session = BufReader::new(tls_connect(addr, pki.client(None)));
+    post(
+        &mut session,
+        &encode_call(Flavor::StrictBinary, "getTableNames", seqid),
+    )
+    .is_ok_and(|r| r.status == 200)
+}
+
+#[test]
+fn a_rotated_certificate_is_served_without_a_restart() {
+    let pki = Pki::new();
+    let server = pki.test_server(false);
+    assert!(served_for(&pki, server.addr, 1));
+    // The files are replaced by a certificate of another authority.
+    let next = Pki::new();
+    for name in ["server.pem", "server-key.pem"] {
+        std::fs::copy(next.path(name), pki.path(name)).expect("replace a PEM file");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !served_for(&next, server.addr, 2) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        served_for(&next, server.addr, 3),
+        "the new certificate is served"
+    );
+    assert!(!served_for(&pki, server.addr, 4), "the old one is not");
+    // A file that makes no server leaves the set-up in use as it is.
+    std::fs::write(pki.path("server-key.pem"), "not a key").expect("write a broken key");
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(
+        served_for(&next, server.addr, 5),
+        "served while the key is broken"
+    );
+    assert!(
+        served_for(&next, server.addr, 5),
+        "still served after a bad change"
+    );
+}
+
 /// A Thrift transport posting each message over HTTPS, as Thrift's THttpClient
 /// does over HTTP: written bytes are buffered, a flush posts them and keeps the
 /// response body for the reads that follow.

@@ -2,15 +2,20 @@
 //!
 //! Owns: [`TlsConfig`] (the server's certificate chain and private key, and the
 //! certificate authorities a client certificate must chain to when clients must
-//! present one, all loaded from PEM files), telling a TLS handshake from the first
-//! bytes of a connection, and the handshake itself (bounded in time).
+//! present one, all loaded from PEM files, and loaded again when those files
+//! change: a rotated certificate is served without a restart), telling a TLS
+//! handshake from the first bytes of a connection, and the handshake itself
+//! (bounded in time).
 //! Must not: speak HTTP (`http` does, inside the TLS stream) or decide what a
 //! connection without TLS gets (`conn` refuses it when TLS is on).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -28,6 +33,9 @@ pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const HANDSHAKE_RECORD: u8 = 0x16;
 /// The major version byte of every TLS record (SSL 3.0 through TLS 1.3 records).
 const RECORD_MAJOR_VERSION: u8 = 0x03;
+
+/// How often a handshake may look whether the files changed.
+const RELOAD_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// Why TLS could not be set up from its files.
 #[derive(Debug, thiserror::Error)]
@@ -48,18 +56,98 @@ pub enum TlsError {
 }
 
 /// A TLS server set-up for the Thrift ports. With one, a port accepts only TLS
-/// connections, and serves HBase's HTTP mode inside them.
+/// connections, and serves HBase's HTTP mode inside them. Handshakes check, at
+/// most once a second, whether the PEM files changed; changed files that make a
+/// server are used from the next handshake on (certificate rotation), others are
+/// logged and the set-up in use stays.
 #[derive(Clone)]
 pub struct TlsConfig {
-    acceptor: TlsAcceptor,
+    inner: Arc<Reloading>,
+}
+
+struct Reloading {
+    files: TlsFiles,
     /// Whether clients must present a certificate (mutual TLS).
     client_auth: bool,
+    acceptor: ArcSwap<TlsAcceptor>,
+    /// When the files were last looked at, and what they looked like.
+    checked: Mutex<(Instant, Vec<FileStamp>)>,
+}
+
+/// The files a set-up is read from.
+#[derive(Debug, Clone)]
+struct TlsFiles {
+    cert: PathBuf,
+    key: PathBuf,
+    client_ca: Option<PathBuf>,
+}
+
+/// What tells a changed file: its modification time and length (`None`: not
+/// readable).
+type FileStamp = Option<(SystemTime, u64)>;
+
+impl TlsFiles {
+    fn paths(&self) -> impl Iterator<Item = &Path> {
+        [
+            Some(self.cert.as_path()),
+            Some(self.key.as_path()),
+            self.client_ca.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    fn stamps(&self) -> Vec<FileStamp> {
+        self.paths()
+            .map(|p| {
+                let meta = std::fs::metadata(p).ok()?;
+                Some((meta.modified().ok()?, meta.len()))
+            })
+            .collect()
+    }
+
+    /// A TLS acceptor from the files as they are now.
+    fn acceptor(&self) -> Result<TlsAcceptor, TlsError> {
+        let chain = certificates(&self.cert, "certificate file")?;
+        let key = PrivateKeyDer::from_pem_file(&self.key).map_err(|source| TlsError::Read {
+            what: "key file",
+            path: self.key.clone(),
+            source,
+        })?;
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()?;
+        let mut config = match &self.client_ca {
+            None => builder.with_no_client_auth().with_single_cert(chain, key)?,
+            Some(path) => {
+                let mut roots = RootCertStore::empty();
+                for ca in certificates(path, "client CA file")? {
+                    roots.add(ca).map_err(|e| TlsError::ClientCa {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })?;
+                }
+                let verifier = WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .map_err(|e| TlsError::ClientCa {
+                        path: path.clone(),
+                        reason: e.to_string(),
+                    })?;
+                builder
+                    .with_client_cert_verifier(verifier)
+                    .with_single_cert(chain, key)?
+            }
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(TlsAcceptor::from(Arc::new(config)))
+    }
 }
 
 impl fmt::Debug for TlsConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TlsConfig")
-            .field("client_auth", &self.client_auth)
+            .field("files", &self.inner.files)
+            .field("client_auth", &self.inner.client_auth)
             .finish_non_exhaustive()
     }
 }
@@ -73,46 +161,26 @@ impl TlsConfig {
         key_file: &Path,
         client_ca_file: Option<&Path>,
     ) -> Result<TlsConfig, TlsError> {
-        let chain = certificates(cert_file, "certificate file")?;
-        let key = PrivateKeyDer::from_pem_file(key_file).map_err(|source| TlsError::Read {
-            what: "key file",
-            path: key_file.to_path_buf(),
-            source,
-        })?;
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
-            .with_safe_default_protocol_versions()?;
-        let mut config = match client_ca_file {
-            None => builder.with_no_client_auth().with_single_cert(chain, key)?,
-            Some(path) => {
-                let mut roots = RootCertStore::empty();
-                for ca in certificates(path, "client CA file")? {
-                    roots.add(ca).map_err(|e| TlsError::ClientCa {
-                        path: path.to_path_buf(),
-                        reason: e.to_string(),
-                    })?;
-                }
-                let verifier = WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
-                    .build()
-                    .map_err(|e| TlsError::ClientCa {
-                        path: path.to_path_buf(),
-                        reason: e.to_string(),
-                    })?;
-                builder
-                    .with_client_cert_verifier(verifier)
-                    .with_single_cert(chain, key)?
-            }
+        let files = TlsFiles {
+            cert: cert_file.to_path_buf(),
+            key: key_file.to_path_buf(),
+            client_ca: client_ca_file.map(Path::to_path_buf),
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let stamps = files.stamps();
+        let acceptor = files.acceptor()?;
         Ok(TlsConfig {
-            acceptor: TlsAcceptor::from(Arc::new(config)),
-            client_auth: client_ca_file.is_some(),
+            inner: Arc::new(Reloading {
+                client_auth: files.client_ca.is_some(),
+                files,
+                acceptor: ArcSwap::from_pointee(acceptor),
+                checked: Mutex::new((Instant::now(), stamps)),
+            }),
         })
     }
 
     /// Whether clients must present a certificate.
     pub fn requires_client_certificates(&self) -> bool {
-        self.client_auth
+        self.inner.client_auth
     }
 
     /// Runs the server side of the handshake on `io`.
@@ -120,7 +188,36 @@ impl TlsConfig {
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        self.acceptor.accept(io).await
+        self.reload_if_changed();
+        let acceptor = self.inner.acceptor.load_full();
+        acceptor.accept(io).await
+    }
+
+    /// Reads the files again when they changed since the last look (at most once
+    /// a second; a handshake meanwhile does not wait for another's look).
+    fn reload_if_changed(&self) {
+        let Some(mut checked) = self.inner.checked.try_lock() else {
+            return;
+        };
+        if checked.0.elapsed() < RELOAD_CHECK_EVERY {
+            return;
+        }
+        checked.0 = Instant::now();
+        let stamps = self.inner.files.stamps();
+        if stamps == checked.1 {
+            return;
+        }
+        checked.1 = stamps;
+        match self.inner.files.acceptor() {
+            Ok(acceptor) => {
+                self.inner.acceptor.store(Arc::new(acceptor));
+                tracing::info!(cert = %self.inner.files.cert.display(), "TLS files changed: reloaded");
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "TLS files changed but do not make a server; serving with the previous ones"
+            ),
+        }
     }
 }
 
