@@ -15,7 +15,7 @@ use tabula_coordinator::lock::{follow_changes, LockResult, LockService};
 use tabula_coordinator::{Coordinator, SERVERS_PREFIX};
 use tabula_regionserver::rpc::client::RemoteOptions;
 use tabula_regionserver::rpc::RemoteTabletService;
-use tabula_regionserver::TabletService;
+use tabula_regionserver::{RsError, TabletService};
 
 use crate::regionserver_process::registered_address;
 
@@ -37,22 +37,57 @@ pub fn registered(lock: &dyn LockService) -> LockResult<BTreeMap<String, String>
         .collect())
 }
 
+/// The last failure to connect to each registered regionserver, so that the same
+/// failure, met again at every refresh, is logged at warn once.
+static LAST_FAILURES: parking_lot::Mutex<BTreeMap<String, String>> =
+    parking_lot::Mutex::new(BTreeMap::new());
+
+/// Notes how connecting to `name` went; true when this is news worth a warning
+/// (a failure not seen last time).
+fn note_outcome(name: &str, failure: Option<&str>) -> bool {
+    let mut last = LAST_FAILURES.lock();
+    match failure {
+        None => {
+            if last.remove(name).is_some() {
+                tracing::info!(
+                    server = name,
+                    "a registered regionserver is reachable again"
+                );
+            }
+            false
+        }
+        Some(f) => last.insert(name.to_owned(), f.to_owned()).as_deref() != Some(f),
+    }
+}
+
 pub(crate) fn connect(
     name: &str,
     addr: &str,
     options: &RemoteOptions,
 ) -> Option<Arc<dyn TabletService>> {
-    match RemoteTabletService::connect(addr, options.clone()) {
-        Ok(client) if client.name() == name => Some(Arc::new(client)),
-        Ok(client) => {
-            tracing::warn!(registered = name, answered = %client.name(), addr, "a registered regionserver answers to another name");
-            None
+    let (failure, connected) = match RemoteTabletService::connect(addr, options.clone()) {
+        Ok(client) if client.name() == name => {
+            note_outcome(name, None);
+            return Some(Arc::new(client));
         }
+        Ok(client) => (format!("it answers to the name {}", client.name()), true),
         Err(e) => {
-            tracing::warn!(server = name, addr, error = %e, "cannot reach a registered regionserver");
-            None
+            let connected = !matches!(e, RsError::Unreachable { .. });
+            (e.to_string(), connected)
         }
+    };
+    if !note_outcome(name, Some(&failure)) {
+        tracing::debug!(server = name, addr, error = %failure, "still cannot reach a registered regionserver");
+    } else if connected && options.tls.is_none() {
+        // A cluster on rpc TLS refuses a process without its settings at the
+        // handshake (and the other way round): say so.
+        tracing::warn!(server = name, addr, error = %failure, "a registered regionserver refused this process: does the cluster use rpc TLS (rpc_tls_* settings)? (logged again when the failure changes)");
+    } else if connected {
+        tracing::warn!(server = name, addr, error = %failure, "a registered regionserver refused this process: does the cluster use rpc TLS with this authority? (logged again when the failure changes)");
+    } else {
+        tracing::warn!(server = name, addr, error = %failure, "cannot reach a registered regionserver (logged again when the failure changes)");
     }
+    None
 }
 
 /// Clients of every registered regionserver except `local` (for the coordinator's
@@ -137,4 +172,19 @@ pub fn spawn(
             });
         })
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_news_once_until_it_changes_or_ends() {
+        let name = "membership-test-server";
+        assert!(note_outcome(name, Some("refused")));
+        assert!(!note_outcome(name, Some("refused")), "the same failure again");
+        assert!(note_outcome(name, Some("reset")), "another failure");
+        assert!(!note_outcome(name, None), "a success is no warning");
+        assert!(note_outcome(name, Some("reset")), "news again after a success");
+    }
 }
