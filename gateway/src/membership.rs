@@ -182,9 +182,15 @@ mod tests {
     fn a_failure_is_news_once_until_it_changes_or_ends() {
         let name = "membership-test-server";
         assert!(note_outcome(name, Some("refused")));
-        assert!(!note_outcome(name, Some("refused")), "the same failure again");
+        assert!(
+            !note_outcome(name, Some("refused")),
+            "the same failure again"
+        );
         assert!(note_outcome(name, Some("reset")), "another failure");
         assert!(!note_outcome(name, None), "a success is no warning");
-        assert!(note_outcome(name, Some("reset")), "news again after a success");
+        assert!(
+            note_outcome(name, Some("reset")),
+            "news again after a success"
+        );
     }
 }
