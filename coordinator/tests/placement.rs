@@ -32,6 +32,9 @@ impl TabletService for Counted {
     fn name(&self) -> String {
         self.inner.name()
     }
+    fn start_code(&self) -> i64 {
+        self.inner.start_code()
+    }
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {
         self.inner.get(tablet, row, spec)
     }

@@ -53,6 +53,9 @@ pub struct RegionInfo {
     /// Host and port of the server holding it.
     pub server_host: String,
     pub server_port: i32,
+    /// When that server started (ms since the epoch; 0 when unknown): HBase's
+    /// start code.
+    pub server_start_code: i64,
 }
 
 /// A namespace.

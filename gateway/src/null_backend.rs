@@ -96,6 +96,7 @@ impl NullBackend {
             name: Bytes::from(name),
             server_host: "localhost".into(),
             server_port: 0,
+            server_start_code: 0,
         }
     }
 

@@ -1023,6 +1023,19 @@ fn table_lifecycle_and_descriptors() {
         .unwrap();
     assert_eq!(loc.region_info.start_key.as_deref(), Some(&b"m"[..]));
     assert!(!loc.server_name.host_name.is_empty());
+    // The server's start code: when it started, the same for all its regions.
+    let started = loc.server_name.start_code.expect("a start code");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    assert!(
+        started > 1_600_000_000_000 && started <= now_ms,
+        "{started}"
+    );
+    assert!(locs
+        .iter()
+        .all(|l| l.server_name.start_code == Some(started)));
     assert!(c
         .is_table_available_with_split(tn.clone(), vec![b"m".to_vec()])
         .unwrap());

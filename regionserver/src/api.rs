@@ -186,6 +186,10 @@ pub trait TabletService: Send + Sync {
     /// This server's name (host:port or a name given at start).
     fn name(&self) -> String;
 
+    /// When this server started, ms since the epoch (HBase's start code: the
+    /// same name with another start code is another life of the server).
+    fn start_code(&self) -> i64;
+
     /// Reads one row.
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>>;
 

@@ -65,6 +65,8 @@ pub struct RegionServer {
     scanners: Mutex<HashMap<u64, LeasedScanner>>,
     next_scanner: AtomicU64,
     slow_log: SlowLog,
+    /// When this server started, ms since the epoch.
+    start_code: i64,
 }
 
 /// Converts a read spec into engine read options (compiling the filter).
@@ -91,6 +93,9 @@ impl RegionServer {
             engine,
             scanners: Mutex::new(HashMap::new()),
             next_scanner: AtomicU64::new(1),
+            start_code: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
         }
     }
 
@@ -241,6 +246,10 @@ fn first_row_from(tablet: &tabula_storage::Tablet, from: &Bytes) -> RsResult<Opt
 impl TabletService for RegionServer {
     fn name(&self) -> String {
         self.opts.name.clone()
+    }
+
+    fn start_code(&self) -> i64 {
+        self.start_code
     }
 
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {

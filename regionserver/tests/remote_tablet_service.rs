@@ -644,6 +644,9 @@ fn the_slow_call_log_travels_and_names_the_calling_process() {
     let remote =
         RemoteTabletService::connect(&served.addr.to_string(), RemoteOptions::default()).unwrap();
     remote.open_tablet(&descriptor(TABLET)).unwrap();
+    // The start code travels with the name.
+    assert!(behind.start_code() > 1_600_000_000_000);
+    assert_eq!(remote.start_code(), behind.start_code());
     let row = Bytes::from_static(b"r1");
     let m = RowMutation::new(row.clone()).put(&b"a"[..], &b"q"[..], 5, &b"v"[..]);
     remote.mutate(TABLET, &m, Durability::Sync).unwrap();

@@ -312,6 +312,10 @@ impl ClusterBackend {
             name: Bytes::from(name),
             server_host: host,
             server_port: port,
+            server_start_code: self
+                .coordinator
+                .server(&loc.server)
+                .map_or(0, |s| s.start_code()),
         }
     }
 

@@ -29,6 +29,10 @@ impl TabletService for Unavailable {
         "unavailable".into()
     }
 
+    fn start_code(&self) -> i64 {
+        0
+    }
+
     fn get(&self, tablet: u64, _: &Bytes, _: &ReadSpec) -> RsResult<Vec<Cell>> {
         gone(tablet)
     }

@@ -675,7 +675,11 @@ pub fn table_descriptor(t: &TableInfo) -> TTableDescriptor {
 /// A region and its server as a THRegionLocation.
 pub fn region_location(r: &RegionInfo) -> THRegionLocation {
     THRegionLocation::new(
-        TServerName::new(r.server_host.clone(), r.server_port, None),
+        TServerName::new(
+            r.server_host.clone(),
+            r.server_port,
+            (r.server_start_code > 0).then_some(r.server_start_code),
+        ),
         THRegionInfo::new(
             r.id,
             r.table.to_vec(),

@@ -58,6 +58,8 @@ impl Default for RemoteOptions {
 /// A regionserver reached over gRPC.
 pub struct RemoteTabletService {
     name: String,
+    /// The server's start code, as it said when this client connected.
+    start_code: i64,
     address: String,
     client: TabletServiceClient<Channel>,
     options: RemoteOptions,
@@ -142,17 +144,18 @@ impl RemoteTabletService {
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
         let mut remote = RemoteTabletService {
             name: String::new(),
+            start_code: 0,
             address: address.to_owned(),
             client,
             options,
             handle,
             runtime: Some(runtime),
         };
-        remote.name = remote
-            .call(connect_timeout, |mut c| async move {
-                c.name(pb::Empty {}).await
-            })?
-            .name;
+        let reply = remote.call(connect_timeout, |mut c| async move {
+            c.name(pb::Empty {}).await
+        })?;
+        remote.name = reply.name;
+        remote.start_code = reply.start_code;
         Ok(remote)
     }
 
@@ -208,6 +211,10 @@ impl RemoteTabletService {
 impl TabletService for RemoteTabletService {
     fn name(&self) -> String {
         self.name.clone()
+    }
+
+    fn start_code(&self) -> i64 {
+        self.start_code
     }
 
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {

@@ -154,7 +154,13 @@ impl Exposed {
 #[tonic::async_trait]
 impl TabletRpc for Exposed {
     async fn name(&self, _: Request<pb::Empty>) -> Reply<pb::NameReply> {
-        self.call(|s| Ok(pb::NameReply { name: s.name() })).await
+        self.call(|s| {
+            Ok(pb::NameReply {
+                name: s.name(),
+                start_code: s.start_code(),
+            })
+        })
+        .await
     }
 
     async fn get(&self, request: Request<pb::GetRequest>) -> Reply<pb::CellsReply> {
