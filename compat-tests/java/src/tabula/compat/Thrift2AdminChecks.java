@@ -202,6 +202,8 @@ final class Thrift2AdminChecks {
                 eq("regionInfo.tableName", t, str(l.getRegionInfo().getTableName()));
                 String host = l.getServerName().getHostName();
                 check(host != null && !host.isEmpty(), "serverName.hostName must be set");
+                check(l.getServerName().isSetStartCode() && l.getServerName().getStartCode() > 0,
+                        "serverName.startCode must be the server's start time");
             }
             eq("region of 'h'", "g..p", range(c.t2().getRegionLocation(bb(t), bb("h"), false)));
             eq("region of 'a'", "..g", range(c.t2().getRegionLocation(bb(t), bb("a"), false)));
