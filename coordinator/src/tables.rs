@@ -280,17 +280,21 @@ impl TableDescriptor {
 
     /// Whether the table refuses changes to its rows (its `READONLY` attribute).
     pub fn read_only(&self) -> bool {
+        self.flag(READONLY).unwrap_or(false)
+    }
+
+    /// Attribute `key` as Java's `Boolean.valueOf` reads it (`true`, any case,
+    /// and nothing else), when set.
+    fn flag(&self, key: &[u8]) -> Option<bool> {
         self.attributes
-            .get(READONLY)
-            .is_some_and(|v| v.eq_ignore_ascii_case(b"true"))
+            .get(key)
+            .map(|v| v.eq_ignore_ascii_case(b"true"))
     }
 
     /// Whether the table's tablets may be compacted (its `COMPACTION_ENABLED`
     /// attribute, when set, is `true`).
     pub fn compaction_enabled(&self) -> bool {
-        self.attributes
-            .get(COMPACTION_ENABLED)
-            .is_none_or(|v| v.trim_ascii().eq_ignore_ascii_case(b"true"))
+        self.flag(COMPACTION_ENABLED).unwrap_or(true)
     }
 
     /// Where the table's tablets may split (its `SPLIT_POLICY`).

@@ -65,28 +65,30 @@ pub(crate) fn connect(
     addr: &str,
     options: &RemoteOptions,
 ) -> Option<Arc<dyn TabletService>> {
-    let (failure, connected) = match RemoteTabletService::connect(addr, options.clone()) {
+    // A cluster on rpc TLS refuses a process without its settings at the
+    // handshake (and the other way round): a refusal says so.
+    let refused = if options.tls.is_some() {
+        "it refused this process: does the cluster use rpc TLS with this authority?"
+    } else {
+        "it refused this process: does the cluster use rpc TLS (rpc_tls_* settings)?"
+    };
+    let (failure, hint) = match RemoteTabletService::connect(addr, options.clone()) {
         Ok(client) if client.name() == name => {
             note_outcome(name, None);
             return Some(Arc::new(client));
         }
-        Ok(client) => (format!("it answers to the name {}", client.name()), true),
-        Err(e) => {
-            let connected = !matches!(e, RsError::Unreachable { .. });
-            (e.to_string(), connected)
-        }
+        Ok(client) => (
+            format!("it answers to the name {}", client.name()),
+            "another server took its address",
+        ),
+        Err(e @ RsError::Unreachable { .. }) => (e.to_string(), "nothing answers at its address"),
+        Err(e) => (e.to_string(), refused),
     };
     if !note_outcome(name, Some(&failure)) {
         tracing::debug!(server = name, addr, error = %failure, "still cannot reach a registered regionserver");
-    } else if connected && options.tls.is_none() {
-        // A cluster on rpc TLS refuses a process without its settings at the
-        // handshake (and the other way round): say so.
-        tracing::warn!(server = name, addr, error = %failure, "a registered regionserver refused this process: does the cluster use rpc TLS (rpc_tls_* settings)? (logged again when the failure changes)");
-    } else if connected {
-        tracing::warn!(server = name, addr, error = %failure, "a registered regionserver refused this process: does the cluster use rpc TLS with this authority? (logged again when the failure changes)");
-    } else {
-        tracing::warn!(server = name, addr, error = %failure, "cannot reach a registered regionserver (logged again when the failure changes)");
+        return None;
     }
+    tracing::warn!(server = name, addr, error = %failure, hint, "cannot reach a registered regionserver (logged again when the failure changes)");
     None
 }
 

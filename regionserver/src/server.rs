@@ -104,12 +104,21 @@ impl RegionServer {
         &self.engine
     }
 
-    /// The table of tablet `id`, named in slow-call records.
-    fn table_of(&self, id: u64) -> String {
-        self.engine
-            .tablet(id)
-            .map(|t| t.schema().name.clone())
-            .unwrap_or_default()
+    /// Runs `call` through the slow-call log (its table looked up only for a
+    /// call it keeps).
+    fn timed<T>(
+        &self,
+        kind: CallKind<'_>,
+        call: impl FnOnce() -> T,
+        size: impl FnOnce(&T) -> u64,
+    ) -> T {
+        let table = || {
+            self.engine
+                .tablet(kind.tablet)
+                .map(|t| t.schema().name.clone())
+                .unwrap_or_default()
+        };
+        self.slow_log.timed(kind, table, call, size)
     }
 
     fn tablet(&self, id: u64) -> RsResult<Arc<tabula_storage::Tablet>> {
@@ -198,6 +207,11 @@ fn cells_bytes(cells: &[Cell]) -> u64 {
         .sum()
 }
 
+/// The bytes a call answering cells answered (none when it failed).
+fn answered_bytes(out: &RsResult<Vec<Cell>>) -> u64 {
+    out.as_ref().map_or(0, |cells| cells_bytes(cells))
+}
+
 /// Where `tablet` may split in place of `at` under its table's split policy:
 /// `at` cut to its prefix (rows sharing it stay together), or where the next
 /// prefix group starts when the cut leaves no row before it; `None` when the
@@ -213,7 +227,10 @@ fn split_row_allowed(
     if prefix.len() == at.len() {
         return Ok(Some(at));
     }
-    let candidate = if first_row_from(tablet, tablet.start_row())?.is_some_and(|r| r < prefix) {
+    let Some(first) = first_row_from(tablet, tablet.start_row())? else {
+        return Ok(None);
+    };
+    let candidate = if first < prefix {
         Some(prefix)
     } else {
         // The tablet starts with `prefix`'s group: split where the next one starts.
@@ -223,12 +240,7 @@ fn split_row_allowed(
         }
     };
     // A cut row must still leave each child a row.
-    Ok(match candidate {
-        Some(row) if first_row_from(tablet, tablet.start_row())?.is_some_and(|r| r < row) => {
-            Some(row)
-        }
-        _ => None,
-    })
+    Ok(candidate.filter(|row| first < *row))
 }
 
 /// The first row of `tablet` at or after `from`.
@@ -253,9 +265,8 @@ impl TabletService for RegionServer {
     }
 
     fn get(&self, tablet: u64, row: &Bytes, spec: &ReadSpec) -> RsResult<Vec<Cell>> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Get", "GetRequest", tablet, row),
-            || self.table_of(tablet),
             || {
                 self.engine
                     .with_tablet(tablet, |t| -> RsResult<Vec<Cell>> {
@@ -263,14 +274,13 @@ impl TabletService for RegionServer {
                     })
                     .map_err(|_| RsError::NotServing { tablet })?
             },
-            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+            answered_bytes,
         )
     }
 
     fn mutate(&self, tablet: u64, mutation: &RowMutation, durability: Durability) -> RsResult<()> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Mutate", "MutateRequest", tablet, &mutation.row),
-            || self.table_of(tablet),
             || Ok(self.tablet(tablet)?.mutate(mutation, durability)?),
             |_| 0,
         )
@@ -293,9 +303,8 @@ impl TabletService for RegionServer {
             row: &[],
             multi_mutations: batches.iter().map(|(_, rows)| rows.len()).sum(),
         };
-        self.slow_log.timed(
+        self.timed(
             kind,
-            || self.table_of(first),
             || {
                 self.engine
                     .mutate_batches(&groups, durability)
@@ -320,9 +329,8 @@ impl TabletService for RegionServer {
         mutation: &RowMutation,
         durability: Durability,
     ) -> RsResult<bool> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Mutate", "MutateRequest", tablet, &mutation.row),
-            || self.table_of(tablet),
             || {
                 Ok(self
                     .tablet(tablet)?
@@ -339,11 +347,10 @@ impl TabletService for RegionServer {
         columns: &[(Bytes, Bytes, i64)],
         durability: Durability,
     ) -> RsResult<Vec<Cell>> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Mutate", "MutateRequest", tablet, row),
-            || self.table_of(tablet),
             || Ok(self.tablet(tablet)?.increment(row, columns, durability)?),
-            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+            answered_bytes,
         )
     }
 
@@ -354,18 +361,16 @@ impl TabletService for RegionServer {
         columns: &[(Bytes, Bytes, Bytes)],
         durability: Durability,
     ) -> RsResult<Vec<Cell>> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Mutate", "MutateRequest", tablet, row),
-            || self.table_of(tablet),
             || Ok(self.tablet(tablet)?.append(row, columns, durability)?),
-            |out| out.as_ref().map_or(0, |cells| cells_bytes(cells)),
+            answered_bytes,
         )
     }
 
     fn open_scanner(&self, tablet: u64, spec: &ScanSpec) -> RsResult<u64> {
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Scan", "ScanRequest", tablet, &spec.start_row),
-            || self.table_of(tablet),
             || self.open_scanner_on(tablet, spec),
             |_| 0,
         )
@@ -380,9 +385,8 @@ impl TabletService for RegionServer {
             l.last_used = Instant::now();
             (Arc::clone(&l.scanner), l.tablet)
         };
-        self.slow_log.timed(
+        self.timed(
             CallKind::single("Scan", "ScanRequest", tablet, &[]),
-            || self.table_of(tablet),
             || self.next_batch(scanner, &s, max_rows),
             |out| {
                 out.as_ref()

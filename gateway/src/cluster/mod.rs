@@ -14,6 +14,7 @@ pub mod router;
 pub mod scanner;
 pub mod unavailable;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -45,6 +46,13 @@ pub struct ClusterBackend {
 
 fn shown(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// The region id of tablet `tablet` of a table created at `created_ms`: ids must
+/// differ between regions, and the creation time plus the tablet id keeps
+/// HBase's "creation ms" flavour and stays unique.
+fn region_id(created_ms: i64, tablet: u64) -> i64 {
+    created_ms.saturating_add(i64::try_from(tablet).unwrap_or(0))
 }
 
 /// Maps a regionserver error for table `table`.
@@ -297,9 +305,7 @@ impl ClusterBackend {
             Some((h, p)) => (h.to_string(), p.parse().unwrap_or(0)),
             None => (loc.server.clone(), 0),
         };
-        // Region ids must differ between regions: the table's creation time plus the
-        // tablet id keeps HBase's "creation ms" flavour and stays unique.
-        let id = created_ms.saturating_add(i64::try_from(loc.tablet_id).unwrap_or(0));
+        let id = region_id(created_ms, loc.tablet_id);
         let mut name = loc.table.to_vec();
         name.push(b',');
         name.extend_from_slice(&loc.start_row);
@@ -329,26 +335,23 @@ impl ClusterBackend {
             })
     }
 
-    /// The region name of tablet `tablet` of `table`, as region locations give it
-    /// (a tablet since split or dropped: its table and id with no start key).
-    fn region_name_of(&self, table: &str, tablet: u64) -> String {
+    /// The region names of `table`'s tablets by tablet id, as region locations
+    /// give them, and the table's creation time (none for a missing table).
+    fn region_names(&self, table: &str) -> (HashMap<u64, String>, Option<i64>) {
         let Some(t) = self.coordinator.table(table.as_bytes()) else {
-            return format!("{table},,{tablet}.");
+            return (HashMap::new(), None);
         };
-        let location = self
+        let names = self
             .coordinator
             .table_tablets(&t.name)
-            .ok()
-            .and_then(|tablets| tablets.into_iter().find(|l| l.tablet_id == tablet));
-        match location {
-            Some(loc) => shown(&self.region_info(&loc, t.created_ms).name),
-            None => {
-                let id = t
-                    .created_ms
-                    .saturating_add(i64::try_from(tablet).unwrap_or(0));
-                format!("{table},,{id}.")
-            }
-        }
+            .unwrap_or_default()
+            .iter()
+            .map(|loc| {
+                let name = shown(&self.region_info(loc, t.created_ms).name);
+                (loc.tablet_id, name)
+            })
+            .collect();
+        (names, Some(t.created_ms))
     }
 
     fn permission_key(p: &Permission) -> String {
@@ -560,11 +563,23 @@ impl Backend for ClusterBackend {
             .regionserver(server)?
             .slow_calls()
             .map_err(|e| rs_error(b"", e))?;
+        // Each table's regions read once, however many of its calls are logged.
+        let mut tables: HashMap<String, (HashMap<u64, String>, Option<i64>)> = HashMap::new();
         Ok(calls
             .into_iter()
-            .map(|call| LoggedCall {
-                region: self.region_name_of(&call.table, call.tablet),
-                call,
+            .map(|call| {
+                let (names, created) = tables
+                    .entry(call.table.clone())
+                    .or_insert_with(|| self.region_names(&call.table));
+                // A tablet since split or dropped: its table and id, no start key.
+                let region = names
+                    .get(&call.tablet)
+                    .cloned()
+                    .unwrap_or_else(|| match created {
+                        Some(c) => format!("{},,{}.", call.table, region_id(*c, call.tablet)),
+                        None => format!("{},,{}.", call.table, call.tablet),
+                    });
+                LoggedCall { region, call }
             })
             .collect())
     }
